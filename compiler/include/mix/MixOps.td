@@ -1,0 +1,349 @@
+//===- MixOps.td - mix dialect operations ------------------*- tablegen -*-===//
+//
+// One op per primitive of the mixer DSL. Shapes in the summaries name
+// dimensions: B batch, T time, D/C channels, N state size, V vocabulary.
+// Each shaped op has one C++ shape rule (`shapeRule`), used both by the
+// verifier (when operands are ranked) and by shape inference.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MIX_OPS
+#define MIX_OPS
+
+include "mix/MixDialect.td"
+include "mix/ShapeInferenceInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/CallInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// Verifies the op's shape rule against its result types once operands are ranked.
+def HasShapeRule : NativeOpTrait<"HasShapeRule"> {
+  let cppNamespace = "::mix::OpTrait";
+}
+
+class Mix_ShapedOp<string mnemonic, list<Trait> traits = []> :
+    Mix_Op<mnemonic, !listconcat(traits,
+        [Pure, HasShapeRule, ShapeInferenceOpInterface])> {
+  let extraClassDeclaration = [{
+    /// Result types from ranked operand types; emits an error and fails when
+    /// the operands break this op's shape rules.
+    ::mlir::LogicalResult shapeRule(
+        ::llvm::SmallVectorImpl<::mlir::Type> &resultTypes);
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters and constants
+//===----------------------------------------------------------------------===//
+
+def Mix_ParamOp : Mix_ShapedOp<"param"> {
+  let summary = "a model parameter (or frozen buffer) with an init rule";
+  let description = [{
+    `init` names the initialisation rule the runtime applies, e.g.
+    `normal(0.02)`, `zeros`, `ones`, `uniform(-0.1,0.1)`, `s4d_real_log`.
+    Frozen buffers have `trainable = false` and do not count as parameters.
+
+    ```mlir
+    %w = mix.param {name = "mixer.in_proj.weight", shape = array<i64: 128, 64>,
+                    init = "normal(0.02)", trainable = true} : tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, DenseI64ArrayAttr:$shape, StrAttr:$init,
+                       BoolAttr:$trainable);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Mix_ConstantOp : Mix_ShapedOp<"constant"> {
+  let summary = "a scalar f32 constant (rank-0 tensor)";
+  let arguments = (ins StrAttr:$name, F32Attr:$value);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Mix_TimeSliceOp : Mix_ShapedOp<"time_slice"> {
+  let summary = "first T rows of a [L, C] table, T taken from `like` [B, T, ...]";
+  let description = [{
+    Used for learned absolute positions and implicit-filter inputs:
+    `table[:T]` where T is the time dimension of `like`. Result [T, C].
+  }];
+  let arguments = (ins StrAttr:$name, F32Tensor:$table, AnyTensor:$like);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$table `,` $like attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_EmbeddingOp : Mix_ShapedOp<"embedding"> {
+  let summary = "token embedding: ids [B, T] (i64), table [V, D] -> [B, T, D]";
+  let arguments = (ins StrAttr:$name, I64Tensor:$ids, F32Tensor:$table);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$ids `,` $table attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_UnembedOp : Mix_ShapedOp<"unembed"> {
+  let summary = "tied LM head: x [..., D], table [V, D] -> logits [..., V] = x tableᵀ";
+  let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$table);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$x `,` $table attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_LinearOp : Mix_ShapedOp<"linear"> {
+  let summary = "affine map: x [..., I], weight [O, I], bias [O] -> [..., O]";
+  let description = [{ y = x Wᵀ + b, as `torch.nn.Linear`; the bias is optional. }];
+  let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$weight,
+                       Optional<F32Tensor>:$bias);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$x `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Mix_BinaryOp<string mnemonic, string formula> : Mix_ShapedOp<mnemonic> {
+  let summary = "elementwise " # formula # " with trailing-dimension broadcasting";
+  let arguments = (ins StrAttr:$name, F32Tensor:$lhs, F32Tensor:$rhs);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_AddOp : Mix_BinaryOp<"add", "a + b"> { let hasCanonicalizer = 1; }
+def Mix_SubOp : Mix_BinaryOp<"sub", "a - b">;
+def Mix_MulOp : Mix_BinaryOp<"mul", "a * b"> { let hasCanonicalizer = 1; }
+def Mix_DivOp : Mix_BinaryOp<"div", "a / b">;
+
+class Mix_UnaryOp<string mnemonic, string formula> : Mix_ShapedOp<mnemonic> {
+  let summary = "elementwise " # formula;
+  let arguments = (ins StrAttr:$name, F32Tensor:$x);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_NegOp : Mix_UnaryOp<"neg", "-x">;
+def Mix_AbsOp : Mix_UnaryOp<"abs", "|x|">;
+def Mix_ExpOp : Mix_UnaryOp<"exp", "exp(x)">;
+def Mix_SinOp : Mix_UnaryOp<"sin", "sin(x)">;
+def Mix_SiluOp : Mix_UnaryOp<"silu", "x * sigmoid(x)">;
+def Mix_GeluOp : Mix_UnaryOp<"gelu", "exact (erf) GELU">;
+def Mix_ReluOp : Mix_UnaryOp<"relu", "max(x, 0)">;
+def Mix_SoftplusOp : Mix_UnaryOp<"softplus", "log(1 + exp(x))">;
+def Mix_SigmoidOp : Mix_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+
+def Mix_TapOp : Mix_UnaryOp<"tap", "identity that names a value"> {
+  let description = [{
+    Gives a value a name of its own (`layers[0].mixer_output`), e.g. the
+    result of a mixer call or an alias such as `let block_input = x`.
+    Taps are where interventions attach; they lower to nothing.
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisation
+//===----------------------------------------------------------------------===//
+
+def Mix_LayerNormOp : Mix_ShapedOp<"layernorm"> {
+  let summary = "LayerNorm over the last dim with affine weight and bias [D]";
+  let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$weight,
+                       F32Tensor:$bias, DefaultValuedAttr<F32Attr, "1e-5">:$eps);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$x `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_RMSNormOp : Mix_ShapedOp<"rmsnorm"> {
+  let summary = "RMSNorm over the last dim: x / sqrt(mean(x²) + eps) * weight";
+  let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$weight,
+                       DefaultValuedAttr<F32Attr, "1e-5">:$eps);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$x `,` $weight attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_L2NormOp : Mix_ShapedOp<"l2norm"> {
+  let summary = "x / max(‖x‖₂, eps) over the last dim";
+  let arguments = (ins StrAttr:$name, F32Tensor:$x,
+                       DefaultValuedAttr<F32Attr, "1e-6">:$eps);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Layout
+//===----------------------------------------------------------------------===//
+
+def Mix_SplitOp : Mix_ShapedOp<"split"> {
+  let summary = "split the last dim into pieces of the given sizes";
+  let arguments = (ins StrAttr:$name, F32Tensor:$x, DenseI64ArrayAttr:$sizes);
+  let results = (outs Variadic<F32Tensor>:$results);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_ConcatOp : Mix_ShapedOp<"concat"> {
+  let summary = "concatenate along the last dim";
+  let arguments = (ins StrAttr:$name, Variadic<F32Tensor>:$inputs);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_ReshapeOp : Mix_ShapedOp<"reshape"> {
+  let summary = "keep the first `keep` dims, reshape the rest to `shape`";
+  let description = [{
+    B and T are only known at run time, so a reshape keeps a prefix of the
+    dimensions (usually [B, T]) and re-lays out the static trailing ones:
+    `[B, T, 64] -> [B, T, 32, 2]` is `keep = 2, shape = [32, 2]`.
+  }];
+  let arguments = (ins StrAttr:$name, F32Tensor:$x, I64Attr:$keep,
+                       DenseI64ArrayAttr:$shape);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+  let hasCanonicalizer = 1;
+}
+
+def Mix_PermuteOp : Mix_ShapedOp<"permute"> {
+  let summary = "permute dimensions: result dim i is input dim perm[i]";
+  let arguments = (ins StrAttr:$name, F32Tensor:$x, DenseI64ArrayAttr:$perm);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_SumOp : Mix_ShapedOp<"sum"> {
+  let summary = "sum over one axis (negative axes count from the end)";
+  let arguments = (ins StrAttr:$name, F32Tensor:$x, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdim);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Convolutions
+//===----------------------------------------------------------------------===//
+
+def Mix_CausalConvOp : Mix_ShapedOp<"causal_conv"> {
+  let summary = "depthwise causal short conv: x [B, T, C], weight [C, K], bias [C]";
+  let description = [{
+    y[b,t,c] = bias[c] + Σ_{j<K} weight[c,j] · x[b, t−K+1+j, c] (zero before t=0),
+    i.e. `Conv1d(C, C, K, groups=C, padding=K−1)` truncated to T outputs.
+  }];
+  let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$weight,
+                       Optional<F32Tensor>:$bias);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$x `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_LongConvOp : Mix_ShapedOp<"long_conv"> {
+  let summary = "causal long conv with a [L, C] filter (L ≥ T), by FFT";
+  let description = [{ y[b,t,c] = Σ_{s≤t} h[s,c] · x[b,t−s,c], computed with FFTs of size 2T. }];
+  let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$filter);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$x `,` $filter attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_ShiftConvOp : Mix_ShapedOp<"shift_conv"> {
+  let summary = "H3 shift SSM: causal conv with kernel irfft(conj(rfft(B))·rfft(C))";
+  let description = [{
+    x [B, T, C]; b, c [C, N]. The kernel K = irfft(conj(rfft(b)) · rfft(c))[:T]
+    (paper-spec §3.5 step 2) equals c when b = e₁; y = K ∗ x (causal).
+  }];
+  let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$b, F32Tensor:$c);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$x `,` $b `,` $c attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_DiagSSMOp : Mix_ShapedOp<"diag_ssm"> {
+  let summary = "S4D-Lin diagonal SSM conv per head: x [B, T, H, M]";
+  let description = [{
+    Per head h with N complex modes: A = −exp(log_a_real) + i·a_imag,
+    Δ = exp(log_dt); bilinear dA = (1+ΔA/2)/(1−ΔA/2), C̃ = C·Δ/(1−ΔA/2);
+    K[l] = 2·Re Σ_n C̃_n dA_n^l (paper-spec §3.5 step 4). The kernel of head h
+    convolves each of its M channels: y = K ∗ x. Shapes: log_dt [H],
+    log_a_real and a_imag [H, N], c [H, N, 2] (real, imaginary).
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$state_name, F32Tensor:$x,
+                       F32Tensor:$log_dt, F32Tensor:$log_a_real,
+                       F32Tensor:$a_imag, F32Tensor:$c);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$x `,` $log_dt `,` $log_a_real `,` $a_imag `,` $c attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Sequence mixers
+//===----------------------------------------------------------------------===//
+
+def Mix_SoftmaxAttentionOp : Mix_ShapedOp<"softmax_attention"> {
+  let summary = "causal softmax attention, one head: q, k [B, T, K], v [B, T, V]";
+  let description = [{ y = softmax(q kᵀ/√K + M) v with M = −10000 above the diagonal (§3.2). }];
+  let arguments = (ins StrAttr:$name, F32Tensor:$q, F32Tensor:$k, F32Tensor:$v);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$q `,` $k `,` $v attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_TaylorMapOp : Mix_ShapedOp<"taylor_map"> {
+  let summary = "Based's 2nd-order Taylor feature map: [.., F] -> [.., 1+F+F²]";
+  let description = [{ φ(x) = [1, x/F^{1/4}, vec(x xᵀ)/(√2·√F)], so φ(q)·φ(k) ≈ exp(q·k/√F) (§3.4). }];
+  let arguments = (ins StrAttr:$name, F32Tensor:$x);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_LinearAttentionOp : Mix_ShapedOp<"linear_attention"> {
+  let summary = "causal normalised linear attention on feature-mapped q, k";
+  let description = [{
+    y_i = Σ_{j≤i} (φq_i·φk_j) v_j / (Σ_{j≤i} φq_i·φk_j + eps) (§3.4);
+    φq, φk [B, T, F], v [B, T, V]. The recurrent state is Σ_j φk_j v_jᵀ.
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$state_name, F32Tensor:$q,
+                       F32Tensor:$k, F32Tensor:$v,
+                       DefaultValuedAttr<F32Attr, "1e-12">:$eps);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$q `,` $k `,` $v attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_SelectiveScanOp : Mix_ShapedOp<"selective_scan"> {
+  let summary = "Mamba's selective scan";
+  let description = [{
+    s_t = exp(Δ_t A) ⊙ s_{t−1} + Δ_t B_t x_t;  y_t = C_t·s_t + D ⊙ x_t (§3.7).
+    x, delta [B, T, D]; a [D, N]; b, c [B, T, N]; d [D].
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$state_name, F32Tensor:$x,
+                       F32Tensor:$delta, F32Tensor:$a, F32Tensor:$b,
+                       F32Tensor:$c, F32Tensor:$d);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$x `,` $delta `,` $a `,` $b `,` $c `,` $d attr-dict `:` functional-type(operands, results)";
+}
+
+def Mix_DeltaRuleOp : Mix_ShapedOp<"delta_rule"> {
+  let summary = "DeltaNet's delta-rule recurrence";
+  let description = [{
+    S_t = S_{t−1}(I − β_t k_t k_tᵀ) + β_t v_t k_tᵀ;  o_t = S_t q_t (§3.8).
+    q, k [B, T, K]; v [B, T, V]; beta [B, T, 1].
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$state_name, F32Tensor:$q,
+                       F32Tensor:$k, F32Tensor:$v, F32Tensor:$beta);
+  let results = (outs F32Tensor:$result);
+  let assemblyFormat = "$q `,` $k `,` $v `,` $beta attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Calls (before inlining)
+//===----------------------------------------------------------------------===//
+
+def Mix_CallOp : Mix_Op<"call", [CallOpInterface]> {
+  let summary = "call of a mixer or block instance, inlined by -mix-inline";
+  let description = [{
+    `scope` is the name prefix the callee's nodes get when inlined: a mixer
+    call's scope is `mixer`, a block call's is its caller's own prefix (empty
+    at the top level), so that block nodes land in the loop scope `layers[i]`.
+
+    ```mlir
+    %y = mix.call @mlp_d64(%x) {scope = "layers[0].mlp"} : (tensor<*xf32>) -> tensor<*xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee, StrAttr:$scope,
+                       Variadic<AnyTensor>:$inputs);
+  let results = (outs Variadic<AnyTensor>:$results);
+  let assemblyFormat = "$callee `(` $inputs `)` attr-dict `:` functional-type($inputs, $results)";
+  let extraClassDeclaration = [{
+    ::mlir::CallInterfaceCallable getCallableForCallee() {
+      return (*this)->getAttrOfType<::mlir::SymbolRefAttr>("callee");
+    }
+    ::mlir::Operation::operand_range getArgOperands() { return getInputs(); }
+  }];
+}
+
+#endif // MIX_OPS

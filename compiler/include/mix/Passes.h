@@ -1,0 +1,22 @@
+//===- Passes.h - mix dialect passes ----------------------------*- C++ -*-===//
+#ifndef MIX_PASSES_H
+#define MIX_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include <memory>
+
+namespace mix {
+class MixDialect;
+
+std::unique_ptr<mlir::Pass> createInlinePass();
+std::unique_ptr<mlir::Pass> createShapeInferencePass();
+std::unique_ptr<mlir::Pass> createCheckNamesPass();
+
+#define GEN_PASS_DECL
+#define GEN_PASS_REGISTRATION
+#include "mix/Passes.h.inc"
+
+} // namespace mix
+
+#endif // MIX_PASSES_H

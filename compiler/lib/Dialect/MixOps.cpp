@@ -1,0 +1,465 @@
+//===- MixOps.cpp - mix op shape rules --------------------------------------===//
+//
+// One shape rule per op (see ShapeRule.h). Rules read ranked operand types;
+// dynamic dimensions (B, T) are compatible with anything and stay dynamic.
+//
+//===----------------------------------------------------------------------===//
+#include "mix/MixOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mix;
+
+#include "mix/ShapeInferenceOpInterfaces.cpp.inc"
+
+namespace {
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+ArrayRef<int64_t> dims(Value v) {
+  return v.getType().cast<RankedTensorType>().getShape();
+}
+
+Type f32Tensor(MLIRContext *ctx, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, FloatType::getF32(ctx));
+}
+
+/// Two dimensions agree unless both are static and differ.
+bool agree(int64_t a, int64_t b) {
+  return a == kDyn || b == kDyn || a == b;
+}
+
+/// The more specific of two agreeing dimensions.
+int64_t meet(int64_t a, int64_t b) { return a == kDyn ? b : a; }
+
+std::string dimStr(int64_t d) {
+  return d == kDyn ? std::string("?") : std::to_string(d);
+}
+
+/// Emits "expects <what> of rank <rank>" unless `v` has that rank.
+LogicalResult expectRank(Operation *op, Value v, StringRef what, int64_t rank) {
+  if (dims(v).size() == static_cast<size_t>(rank))
+    return success();
+  return op->emitOpError() << "expects " << what << " of rank " << rank
+                           << ", got " << v.getType();
+}
+
+LogicalResult expectDim(Operation *op, StringRef what, int64_t got,
+                        int64_t want) {
+  if (agree(got, want))
+    return success();
+  return op->emitOpError() << what << " is " << dimStr(got) << " but must be "
+                           << dimStr(want);
+}
+
+/// Shared rule of ops that keep their input's type (elementwise, norms, taps).
+LogicalResult sameAsInput(Operation *op, Value x, SmallVectorImpl<Type> &out) {
+  out.push_back(x.getType());
+  return success();
+}
+
+/// [B, T, C] inputs checked against each other; fills b, t.
+LogicalResult sequenceDims(Operation *op, ArrayRef<std::pair<Value, StringRef>> seqs,
+                           int64_t &b, int64_t &t) {
+  b = kDyn;
+  t = kDyn;
+  for (auto [v, what] : seqs) {
+    if (failed(expectRank(op, v, what, 3)))
+      return failure();
+    ArrayRef<int64_t> d = dims(v);
+    if (!agree(d[0], b) || !agree(d[1], t))
+      return op->emitOpError() << what << " has [B, T] = [" << dimStr(d[0])
+                               << ", " << dimStr(d[1])
+                               << "], which disagrees with the other inputs";
+    b = meet(b, d[0]);
+    t = meet(t, d[1]);
+  }
+  return success();
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Parameters, constants, embeddings
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParamOp::shapeRule(SmallVectorImpl<Type> &out) {
+  for (int64_t d : getShape())
+    if (d <= 0)
+      return emitOpError() << "shape dimensions must be positive, got " << d;
+  out.push_back(f32Tensor(getContext(), getShape()));
+  return success();
+}
+
+LogicalResult ConstantOp::shapeRule(SmallVectorImpl<Type> &out) {
+  out.push_back(f32Tensor(getContext(), {}));
+  return success();
+}
+
+LogicalResult TimeSliceOp::shapeRule(SmallVectorImpl<Type> &out) {
+  if (failed(expectRank(*this, getTable(), "table", 2)))
+    return failure();
+  if (dims(getLike()).size() < 2)
+    return emitOpError() << "expects `like` of rank >= 2 ([B, T, ...]), got "
+                         << getLike().getType();
+  out.push_back(f32Tensor(getContext(), {dims(getLike())[1], dims(getTable())[1]}));
+  return success();
+}
+
+LogicalResult EmbeddingOp::shapeRule(SmallVectorImpl<Type> &out) {
+  if (failed(expectRank(*this, getIds(), "ids", 2)) ||
+      failed(expectRank(*this, getTable(), "table", 2)))
+    return failure();
+  out.push_back(f32Tensor(getContext(), {dims(getIds())[0], dims(getIds())[1],
+                                         dims(getTable())[1]}));
+  return success();
+}
+
+LogicalResult UnembedOp::shapeRule(SmallVectorImpl<Type> &out) {
+  if (failed(expectRank(*this, getTable(), "table", 2)))
+    return failure();
+  ArrayRef<int64_t> x = dims(getX()), w = dims(getTable());
+  if (x.empty())
+    return emitOpError() << "expects x of rank >= 1";
+  if (failed(expectDim(*this, "x's last dimension", x.back(), w[1])))
+    return failure();
+  SmallVector<int64_t> shape(x.begin(), x.end());
+  shape.back() = w[0];
+  out.push_back(f32Tensor(getContext(), shape));
+  return success();
+}
+
+LogicalResult LinearOp::shapeRule(SmallVectorImpl<Type> &out) {
+  if (failed(expectRank(*this, getWeight(), "weight", 2)))
+    return failure();
+  ArrayRef<int64_t> x = dims(getX()), w = dims(getWeight());
+  if (x.empty())
+    return emitOpError() << "expects x of rank >= 1";
+  if (failed(expectDim(*this, "x's last dimension", x.back(), w[1])))
+    return failure();
+  if (Value b = getBias()) {
+    if (failed(expectRank(*this, b, "bias", 1)) ||
+        failed(expectDim(*this, "bias size", dims(b)[0], w[0])))
+      return failure();
+  }
+  SmallVector<int64_t> shape(x.begin(), x.end());
+  shape.back() = w[0];
+  out.push_back(f32Tensor(getContext(), shape));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+/// Trailing-dimension broadcasting, as in NumPy.
+static LogicalResult broadcastRule(Operation *op, SmallVectorImpl<Type> &out) {
+  ArrayRef<int64_t> a = dims(op->getOperand(0)), b = dims(op->getOperand(1));
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> shape(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+    int64_t d;
+    if (da == 1)
+      d = db;
+    else if (db == 1)
+      d = da;
+    else if (agree(da, db))
+      d = meet(da, db);
+    else
+      return op->emitOpError()
+             << "operands " << op->getOperand(0).getType() << " and "
+             << op->getOperand(1).getType() << " do not broadcast";
+    shape[rank - 1 - i] = d;
+  }
+  out.push_back(f32Tensor(op->getContext(), shape));
+  return success();
+}
+
+LogicalResult AddOp::shapeRule(SmallVectorImpl<Type> &out) { return broadcastRule(*this, out); }
+LogicalResult SubOp::shapeRule(SmallVectorImpl<Type> &out) { return broadcastRule(*this, out); }
+LogicalResult MulOp::shapeRule(SmallVectorImpl<Type> &out) { return broadcastRule(*this, out); }
+LogicalResult DivOp::shapeRule(SmallVectorImpl<Type> &out) { return broadcastRule(*this, out); }
+
+#define MIX_SAME_AS_INPUT(OpT)                                                 \
+  LogicalResult OpT::shapeRule(SmallVectorImpl<Type> &out) {                   \
+    return sameAsInput(*this, getX(), out);                                    \
+  }
+MIX_SAME_AS_INPUT(NegOp)
+MIX_SAME_AS_INPUT(AbsOp)
+MIX_SAME_AS_INPUT(ExpOp)
+MIX_SAME_AS_INPUT(SinOp)
+MIX_SAME_AS_INPUT(SiluOp)
+MIX_SAME_AS_INPUT(GeluOp)
+MIX_SAME_AS_INPUT(ReluOp)
+MIX_SAME_AS_INPUT(SoftplusOp)
+MIX_SAME_AS_INPUT(SigmoidOp)
+MIX_SAME_AS_INPUT(TapOp)
+MIX_SAME_AS_INPUT(L2NormOp)
+#undef MIX_SAME_AS_INPUT
+
+//===----------------------------------------------------------------------===//
+// Normalisation
+//===----------------------------------------------------------------------===//
+
+/// Norm weights (and biases) are [D] with D the last dimension of x.
+static LogicalResult normRule(Operation *op, Value x, ValueRange affine,
+                              SmallVectorImpl<Type> &out) {
+  if (dims(x).empty())
+    return op->emitOpError() << "expects x of rank >= 1";
+  for (Value p : affine)
+    if (failed(expectRank(op, p, "weight/bias", 1)) ||
+        failed(expectDim(op, "weight/bias size", dims(p)[0], dims(x).back())))
+      return failure();
+  out.push_back(x.getType());
+  return success();
+}
+
+LogicalResult LayerNormOp::shapeRule(SmallVectorImpl<Type> &out) {
+  return normRule(*this, getX(), {getWeight(), getBias()}, out);
+}
+LogicalResult RMSNormOp::shapeRule(SmallVectorImpl<Type> &out) {
+  return normRule(*this, getX(), {getWeight()}, out);
+}
+
+//===----------------------------------------------------------------------===//
+// Layout
+//===----------------------------------------------------------------------===//
+
+LogicalResult SplitOp::shapeRule(SmallVectorImpl<Type> &out) {
+  ArrayRef<int64_t> x = dims(getX());
+  if (x.empty())
+    return emitOpError() << "expects x of rank >= 1";
+  if (getSizes().size() != getNumResults())
+    return emitOpError() << "has " << getSizes().size() << " sizes but "
+                         << getNumResults() << " results";
+  int64_t total = 0;
+  for (int64_t s : getSizes()) {
+    if (s <= 0)
+      return emitOpError() << "split sizes must be positive, got " << s;
+    total += s;
+  }
+  if (failed(expectDim(*this, "sum of split sizes", total, x.back())))
+    return failure();
+  for (int64_t s : getSizes()) {
+    SmallVector<int64_t> shape(x.begin(), x.end());
+    shape.back() = s;
+    out.push_back(f32Tensor(getContext(), shape));
+  }
+  return success();
+}
+
+LogicalResult ConcatOp::shapeRule(SmallVectorImpl<Type> &out) {
+  if (getInputs().empty())
+    return emitOpError() << "expects at least one input";
+  SmallVector<int64_t> shape(dims(getInputs()[0]));
+  if (shape.empty())
+    return emitOpError() << "expects inputs of rank >= 1";
+  shape.back() = 0;
+  for (Value v : getInputs()) {
+    ArrayRef<int64_t> d = dims(v);
+    if (d.size() != shape.size())
+      return emitOpError() << "expects inputs of one rank, got " << v.getType();
+    for (size_t i = 0; i + 1 < d.size(); ++i) {
+      if (!agree(d[i], shape[i]))
+        return emitOpError() << "input " << v.getType()
+                             << " disagrees with the others in dimension " << i;
+      shape[i] = meet(shape[i], d[i]);
+    }
+    if (d.back() == kDyn || shape.back() == kDyn)
+      shape.back() = kDyn;
+    else
+      shape.back() += d.back();
+  }
+  out.push_back(f32Tensor(getContext(), shape));
+  return success();
+}
+
+LogicalResult ReshapeOp::shapeRule(SmallVectorImpl<Type> &out) {
+  ArrayRef<int64_t> x = dims(getX());
+  int64_t keep = getKeep();
+  if (keep < 0 || keep > static_cast<int64_t>(x.size()))
+    return emitOpError() << "keeps " << keep << " dimensions of a rank-"
+                         << x.size() << " tensor";
+  int64_t from = 1, to = 1;
+  for (int64_t d : x.drop_front(keep)) {
+    if (d == kDyn)
+      return emitOpError() << "can only re-lay out static dimensions";
+    from *= d;
+  }
+  for (int64_t d : getShape()) {
+    if (d <= 0)
+      return emitOpError() << "target dimensions must be positive, got " << d;
+    to *= d;
+  }
+  if (from != to)
+    return emitOpError() << "reshapes " << from << " elements into " << to;
+  SmallVector<int64_t> shape(x.begin(), x.begin() + keep);
+  shape.append(getShape().begin(), getShape().end());
+  out.push_back(f32Tensor(getContext(), shape));
+  return success();
+}
+
+LogicalResult PermuteOp::shapeRule(SmallVectorImpl<Type> &out) {
+  ArrayRef<int64_t> x = dims(getX());
+  ArrayRef<int64_t> perm = getPerm();
+  if (perm.size() != x.size())
+    return emitOpError() << "permutation has " << perm.size()
+                         << " entries for a rank-" << x.size() << " tensor";
+  SmallVector<bool> seen(x.size(), false);
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(x.size()) || seen[p])
+      return emitOpError() << "is not a permutation of 0.." << x.size() - 1;
+    seen[p] = true;
+    shape.push_back(x[p]);
+  }
+  out.push_back(f32Tensor(getContext(), shape));
+  return success();
+}
+
+LogicalResult SumOp::shapeRule(SmallVectorImpl<Type> &out) {
+  ArrayRef<int64_t> x = dims(getX());
+  int64_t rank = x.size(), axis = getAxis();
+  if (axis < -rank || axis >= rank)
+    return emitOpError() << "axis " << axis << " is out of range for rank " << rank;
+  if (axis < 0)
+    axis += rank;
+  SmallVector<int64_t> shape(x.begin(), x.end());
+  if (getKeepdim())
+    shape[axis] = 1;
+  else
+    shape.erase(shape.begin() + axis);
+  out.push_back(f32Tensor(getContext(), shape));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolutions
+//===----------------------------------------------------------------------===//
+
+/// Per-channel filters [rows, C] (or [C, cols]) for a [B, T, C] input.
+static LogicalResult channelFilter(Operation *op, Value x, Value f,
+                                   StringRef what, unsigned channelDim) {
+  if (failed(expectRank(op, f, what, 2)))
+    return failure();
+  return expectDim(op, (what + "'s channel count").str(), dims(f)[channelDim],
+                   dims(x)[2]);
+}
+
+LogicalResult CausalConvOp::shapeRule(SmallVectorImpl<Type> &out) {
+  int64_t b, t;
+  if (failed(sequenceDims(*this, {{getX(), "x"}}, b, t)) ||
+      failed(channelFilter(*this, getX(), getWeight(), "weight", 0)))
+    return failure();
+  if (Value bias = getBias())
+    if (failed(expectRank(*this, bias, "bias", 1)) ||
+        failed(expectDim(*this, "bias size", dims(bias)[0], dims(getX())[2])))
+      return failure();
+  return sameAsInput(*this, getX(), out);
+}
+
+LogicalResult LongConvOp::shapeRule(SmallVectorImpl<Type> &out) {
+  int64_t b, t;
+  if (failed(sequenceDims(*this, {{getX(), "x"}}, b, t)) ||
+      failed(channelFilter(*this, getX(), getFilter(), "filter", 1)))
+    return failure();
+  return sameAsInput(*this, getX(), out);
+}
+
+LogicalResult ShiftConvOp::shapeRule(SmallVectorImpl<Type> &out) {
+  int64_t b, t;
+  if (failed(sequenceDims(*this, {{getX(), "x"}}, b, t)) ||
+      failed(channelFilter(*this, getX(), getB(), "b", 0)) ||
+      failed(channelFilter(*this, getX(), getC(), "c", 0)))
+    return failure();
+  if (dims(getB()) != dims(getC()))
+    return emitOpError() << "expects b and c of one shape, got "
+                         << getB().getType() << " and " << getC().getType();
+  return sameAsInput(*this, getX(), out);
+}
+
+LogicalResult DiagSSMOp::shapeRule(SmallVectorImpl<Type> &out) {
+  if (failed(expectRank(*this, getX(), "x", 4)) ||
+      failed(expectRank(*this, getLogDt(), "log_dt", 1)) ||
+      failed(expectRank(*this, getLogAReal(), "log_a_real", 2)) ||
+      failed(expectRank(*this, getAImag(), "a_imag", 2)) ||
+      failed(expectRank(*this, getC(), "c", 3)))
+    return failure();
+  int64_t heads = dims(getX())[2];
+  ArrayRef<int64_t> a = dims(getLogAReal());
+  if (dims(getAImag()) != a)
+    return emitOpError() << "expects a_imag of the shape of log_a_real, got "
+                         << getAImag().getType();
+  if (failed(expectDim(*this, "log_dt size", dims(getLogDt())[0], heads)) ||
+      failed(expectDim(*this, "log_a_real heads", a[0], heads)) ||
+      failed(expectDim(*this, "c heads", dims(getC())[0], heads)) ||
+      failed(expectDim(*this, "c modes", dims(getC())[1], a[1])) ||
+      failed(expectDim(*this, "c's last dimension (re, im)", dims(getC())[2], 2)))
+    return failure();
+  return sameAsInput(*this, getX(), out);
+}
+
+//===----------------------------------------------------------------------===//
+// Sequence mixers
+//===----------------------------------------------------------------------===//
+
+/// q, k [B, T, K] (same K), v [B, T, V] -> [B, T, V].
+static LogicalResult qkvRule(Operation *op, Value q, Value k, Value v,
+                             SmallVectorImpl<Type> &out) {
+  int64_t b, t;
+  if (failed(sequenceDims(op, {{q, "q"}, {k, "k"}, {v, "v"}}, b, t)) ||
+      failed(expectDim(op, "k's feature size", dims(k)[2], dims(q)[2])))
+    return failure();
+  out.push_back(f32Tensor(op->getContext(), {b, t, dims(v)[2]}));
+  return success();
+}
+
+LogicalResult SoftmaxAttentionOp::shapeRule(SmallVectorImpl<Type> &out) {
+  return qkvRule(*this, getQ(), getK(), getV(), out);
+}
+
+LogicalResult LinearAttentionOp::shapeRule(SmallVectorImpl<Type> &out) {
+  return qkvRule(*this, getQ(), getK(), getV(), out);
+}
+
+LogicalResult TaylorMapOp::shapeRule(SmallVectorImpl<Type> &out) {
+  SmallVector<int64_t> shape(dims(getX()));
+  if (shape.empty() || shape.back() == kDyn)
+    return emitOpError() << "expects a static feature dimension";
+  int64_t f = shape.back();
+  shape.back() = 1 + f + f * f;
+  out.push_back(f32Tensor(getContext(), shape));
+  return success();
+}
+
+LogicalResult SelectiveScanOp::shapeRule(SmallVectorImpl<Type> &out) {
+  int64_t b, t;
+  if (failed(sequenceDims(*this, {{getX(), "x"}, {getDelta(), "delta"},
+                                  {getB(), "b"}, {getC(), "c"}}, b, t)) ||
+      failed(expectRank(*this, getA(), "a", 2)) ||
+      failed(expectRank(*this, getD(), "d", 1)))
+    return failure();
+  int64_t channels = dims(getX())[2], state = dims(getA())[1];
+  if (failed(expectDim(*this, "delta's channel count", dims(getDelta())[2], channels)) ||
+      failed(expectDim(*this, "a's channel count", dims(getA())[0], channels)) ||
+      failed(expectDim(*this, "b's state size", dims(getB())[2], state)) ||
+      failed(expectDim(*this, "c's state size", dims(getC())[2], state)) ||
+      failed(expectDim(*this, "d's size", dims(getD())[0], channels)))
+    return failure();
+  return sameAsInput(*this, getX(), out);
+}
+
+LogicalResult DeltaRuleOp::shapeRule(SmallVectorImpl<Type> &out) {
+  if (failed(qkvRule(*this, getQ(), getK(), getV(), out)))
+    return failure();
+  int64_t b, t;
+  if (failed(sequenceDims(*this, {{getQ(), "q"}, {getBeta(), "beta"}}, b, t)) ||
+      failed(expectDim(*this, "beta's last dimension", dims(getBeta())[2], 1)))
+    return failure();
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "mix/MixOps.cpp.inc"
