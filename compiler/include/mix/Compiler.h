@@ -1,0 +1,37 @@
+//===- Compiler.h - the compiler's plain-C++ entry point --------*- C++ -*-===//
+//
+// What `mixc` (built with exceptions, linking LibTorch) calls: no MLIR types
+// cross this header, so the driver never includes MLIR and MLIR code never
+// sees a torch exception.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MIX_COMPILER_H
+#define MIX_COMPILER_H
+
+#include "dsl/Diagnostics.h"
+#include "dsl/Program.h"
+#include "runtime/graph/Graph.h"
+
+#include <ostream>
+#include <string>
+
+namespace mix {
+
+enum class Stage {
+  Import,   // the mix dialect as imported: calls, unranked results
+  Lowered,  // after inlining, shape inference, canonicalisation, name checks
+};
+
+struct CompileResult {
+  std::string mlir;           // textual IR at the requested stage
+  mixc::graph::Graph graph;   // filled when stage == Lowered
+};
+
+/// Imports `program` and runs the pipeline up to `stage`. Errors are printed
+/// to `err` as `file:line:col: error: ...` with the source line and a caret.
+bool compileProgram(const mixc::dsl::Program &program, const mixc::dsl::SourceManager &sources,
+                    Stage stage, CompileResult &result, std::ostream &err);
+
+} // namespace mix
+
+#endif

@@ -1,0 +1,99 @@
+//===- GraphExport.cpp - mix dialect -> runtime graph -----------------------===//
+#include "mix/GraphExport.h"
+#include "mix/MixOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+namespace graph = mixc::graph;
+
+namespace {
+std::vector<int64_t> shapeOf(Type t) {
+  std::vector<int64_t> out;
+  for (int64_t d : t.cast<RankedTensorType>().getShape())
+    out.push_back(ShapedType::isDynamic(d) ? graph::kDynamic : d);
+  return out;
+}
+
+bool toAttr(Attribute a, graph::AttrValue &out) {
+  if (auto b = a.dyn_cast<BoolAttr>()) {
+    out.kind = graph::AttrValue::Kind::Bool;
+    out.b = b.getValue();
+  } else if (auto i = a.dyn_cast<IntegerAttr>()) {
+    out.kind = graph::AttrValue::Kind::Int;
+    out.i = i.getInt();
+  } else if (auto f = a.dyn_cast<FloatAttr>()) {
+    out.kind = graph::AttrValue::Kind::Float;
+    out.f = f.getValueAsDouble();
+  } else if (auto s = a.dyn_cast<StringAttr>()) {
+    out.kind = graph::AttrValue::Kind::Str;
+    out.s = s.getValue().str();
+  } else if (auto l = a.dyn_cast<DenseI64ArrayAttr>()) {
+    out.kind = graph::AttrValue::Kind::Ints;
+    out.ints.assign(l.asArrayRef().begin(), l.asArrayRef().end());
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::string locString(Location loc) {
+  if (auto f = loc.dyn_cast<FileLineColLoc>())
+    return (f.getFilename().str() + ":" + std::to_string(f.getLine()) + ":" +
+            std::to_string(f.getColumn()));
+  return "";
+}
+} // namespace
+
+LogicalResult mix::exportGraph(func::FuncOp model, const std::vector<std::string> &inputNames,
+                               graph::Graph &g) {
+  llvm::DenseMap<Value, std::string> names;
+  for (auto [i, arg] : llvm::enumerate(model.getArguments())) {
+    if (!arg.getType().isa<RankedTensorType>())
+      return model.emitError() << "model input " << i << " is unranked";
+    std::string name = i < inputNames.size() ? inputNames[i] : "input" + std::to_string(i);
+    names[arg] = name;
+    auto elem = arg.getType().cast<RankedTensorType>().getElementType();
+    g.inputs.push_back({name, shapeOf(arg.getType()), elem.isInteger(64) ? "i64" : "f32"});
+  }
+  for (Operation &op : model.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (Value v : ret.getOperands())
+        g.outputs.push_back(names.lookup(v));
+      continue;
+    }
+    if (!isa<MixDialect>(op.getDialect()) || isa<CallOp>(op))
+      return op.emitOpError() << "cannot be exported to a runtime graph (inline first)";
+    for (Type t : op.getResultTypes())
+      if (!t.isa<RankedTensorType>())
+        return op.emitOpError() << "has an unranked result; run shape inference first";
+    std::string name = op.getAttrOfType<StringAttr>("name").getValue().str();
+    if (auto p = dyn_cast<ParamOp>(op)) {
+      g.params.push_back({name, std::vector<int64_t>(p.getShape().begin(), p.getShape().end()),
+                          p.getInit().str(), p.getTrainable()});
+      names[p.getResult()] = name;
+      continue;
+    }
+    graph::Node node;
+    node.name = name;
+    node.op = op.getName().stripDialect().str();
+    for (Value v : op.getOperands())
+      node.inputs.push_back(names.lookup(v));
+    for (NamedAttribute a : op.getAttrs()) {
+      if (a.getName() == "name")
+        continue;
+      graph::AttrValue value;
+      if (!toAttr(a.getValue(), value))
+        return op.emitOpError() << "has attribute '" << a.getName().str()
+                                << "' of a kind the runtime graph cannot hold";
+      node.attrs[a.getName().str()] = value;
+    }
+    for (auto [i, r] : llvm::enumerate(op.getResults())) {
+      node.shapes.push_back(shapeOf(r.getType()));
+      names[r] = i == 0 ? name : name + "#" + std::to_string(i);
+    }
+    node.loc = locString(op.getLoc());
+    g.nodes.push_back(std::move(node));
+  }
+  return success();
+}

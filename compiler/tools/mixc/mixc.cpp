@@ -1,0 +1,220 @@
+//===- mixc.cpp - the mixc driver -------------------------------------------===//
+//
+//   mixc compile FILE.mix [--model M] [--config k=v]... [--emit=ast|mlir-import|mlir|graph] [-o OUT]
+//   mixc params  FILE.mix... [--config k=v]...    trainable parameter count per model
+//   mixc names   FILE.mix [--config k=v]...       every node name of the compiled graph
+//
+// Exit status: 0 success, 1 an error in the input (printed with its
+// location), 2 bad command-line usage.
+//
+//===----------------------------------------------------------------------===//
+#include "dsl/Frontend.h"
+#include "mix/Compiler.h"
+#include "runtime/graph/Graph.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+const char *kUsage = R"(usage: mixc <command> [options]
+
+commands:
+  compile FILE.mix   compile a model; --emit=ast|mlir-import|mlir|graph (default graph)
+  params FILE.mix... print each model's trainable parameter count
+  names FILE.mix     print every node name of the compiled model
+
+options:
+  --model NAME       the model to compile (default: the file's last model)
+  --config k=v       set a model parameter (repeatable), e.g. --config d=64
+  -I DIR             also look for imports in DIR
+  -o FILE            write the output to FILE (atomically) instead of stdout
+)";
+
+struct Options {
+  std::string command;
+  std::vector<std::string> files;
+  std::string model;
+  std::vector<mixc::dsl::ConfigEntry> config;
+  std::vector<std::string> includeDirs;
+  std::string emit = "graph";
+  std::string output;
+};
+
+int usage(const std::string &problem) {
+  std::cerr << "mixc: " << problem << "\n" << kUsage;
+  return 2;
+}
+
+bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
+  if (argc < 2) {
+    problem = "no command given";
+    return false;
+  }
+  o.command = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const std::string &flag) -> std::string {
+      if (a.size() > flag.size() && a.compare(0, flag.size() + 1, flag + "=") == 0)
+        return a.substr(flag.size() + 1);
+      if (i + 1 >= argc) {
+        problem = flag + " needs a value";
+        return "";
+      }
+      return argv[++i];
+    };
+    auto is = [&](const std::string &flag) {
+      return a == flag || a.compare(0, flag.size() + 1, flag + "=") == 0;
+    };
+    if (is("--config") || a == "-c") {
+      std::string kv = value("--config");
+      size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        problem = "--config expects key=value, got '" + kv + "'";
+        return false;
+      }
+      o.config.push_back({kv.substr(0, eq), kv.substr(eq + 1)});
+    } else if (is("--model")) {
+      o.model = value("--model");
+    } else if (is("--emit")) {
+      o.emit = value("--emit");
+      if (o.emit != "ast" && o.emit != "mlir-import" && o.emit != "mlir" && o.emit != "graph") {
+        problem = "--emit must be ast, mlir-import, mlir or graph, got '" + o.emit + "'";
+        return false;
+      }
+    } else if (a == "-I") {
+      o.includeDirs.push_back(value("-I"));
+    } else if (a == "-o") {
+      o.output = value("-o");
+    } else if (!a.empty() && a[0] == '-') {
+      problem = "unknown option '" + a + "'";
+      return false;
+    } else {
+      o.files.push_back(a);
+    }
+    if (!problem.empty())
+      return false;
+  }
+  return true;
+}
+
+/// Writes `text` to `path` via a temporary file and a rename.
+bool writeAtomically(const std::string &path, const std::string &text) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out || !(out << text) || !out.flush()) {
+      std::cerr << "error: cannot write " << tmp << "\n";
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::cerr << "error: cannot rename " << tmp << " to " << path << ": " << ec.message() << "\n";
+    return false;
+  }
+  return true;
+}
+
+int emit(const Options &o, const std::string &text) {
+  if (o.output.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  return writeAtomically(o.output, text) ? 0 : 1;
+}
+
+std::vector<std::string> searchPath(const Options &o) {
+  std::vector<std::string> dirs = o.includeDirs;
+  dirs.push_back(MIXC_SOURCE_ROOT);
+  return dirs;
+}
+
+/// Front end + compiler up to the runtime graph.
+bool compileFile(const Options &o, const std::string &file, mix::CompileResult &result,
+                 mix::Stage stage = mix::Stage::Lowered) {
+  mixc::dsl::Frontend fe(searchPath(o));
+  if (!fe.load(file, std::cerr))
+    return false;
+  std::optional<mixc::dsl::Program> program = fe.elaborate(o.model, o.config, std::cerr);
+  if (!program)
+    return false;
+  return mix::compileProgram(*program, fe.sources(), stage, result, std::cerr);
+}
+
+int cmdCompile(const Options &o) {
+  if (o.files.size() != 1)
+    return usage("compile takes one .mix file");
+  if (o.emit == "ast") {
+    mixc::dsl::Frontend fe(searchPath(o));
+    if (!fe.load(o.files[0], std::cerr))
+      return 1;
+    std::ostringstream ss;
+    mixc::dsl::printModule(ss, fe.mainModule());
+    return emit(o, ss.str());
+  }
+  mix::CompileResult result;
+  mix::Stage stage = o.emit == "mlir-import" ? mix::Stage::Import : mix::Stage::Lowered;
+  if (!compileFile(o, o.files[0], result, stage))
+    return 1;
+  return emit(o, o.emit == "graph" ? mixc::graph::toJson(result.graph) : result.mlir);
+}
+
+int cmdParams(const Options &o) {
+  if (o.files.empty())
+    return usage("params takes one or more .mix files");
+  int status = 0;
+  for (const std::string &f : o.files) {
+    mix::CompileResult result;
+    if (!compileFile(o, f, result)) {
+      status = 1;
+      continue;
+    }
+    std::printf("%-28s %-24s %12lld\n", f.c_str(), result.graph.model.c_str(),
+                static_cast<long long>(mixc::graph::parameterCount(result.graph)));
+  }
+  return status;
+}
+
+int cmdNames(const Options &o) {
+  if (o.files.size() != 1)
+    return usage("names takes one .mix file");
+  mix::CompileResult result;
+  if (!compileFile(o, o.files[0], result))
+    return 1;
+  std::ostringstream ss;
+  for (const auto &in : result.graph.inputs)
+    ss << "input  " << in.name << "\n";
+  for (const auto &p : result.graph.params)
+    ss << (p.trainable ? "param  " : "buffer ") << p.name << "\n";
+  for (const auto &n : result.graph.nodes) {
+    ss << "node   " << n.name << " " << n.op << "\n";
+    if (auto it = n.attrs.find("state_name"); it != n.attrs.end())
+      ss << "state  " << it->second.s << "\n";
+  }
+  return emit(o, ss.str());
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  std::string problem;
+  if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (!parseArgs(argc, argv, o, problem))
+    return usage(problem);
+  if (o.command == "compile")
+    return cmdCompile(o);
+  if (o.command == "params")
+    return cmdParams(o);
+  if (o.command == "names")
+    return cmdNames(o);
+  return usage("unknown command '" + o.command + "'");
+}

@@ -1,0 +1,906 @@
+//===- Elaborator.cpp - evaluate the DSL into a Program ---------------------===//
+//
+// The DSL is a generator: integer parameters, loops and branches are
+// evaluated here, and each mixer/block is instantiated once per distinct
+// (parameters, input shapes). Tensor expressions become nodes of the
+// instance being built; calls to other instances become `call` nodes that
+// the compiler's inlining pass expands with the call's name scope.
+//
+//===----------------------------------------------------------------------===//
+#include "dsl/Elaborator.h"
+#include "dsl/Builtins.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <set>
+
+namespace mixc::dsl {
+
+std::string shapeStr(const Shape &s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    out += (i ? ", " : "") + s[i].str();
+  return out + "]";
+}
+
+const char *kindName(Value::Kind k) {
+  switch (k) {
+  case Value::Kind::None: return "nothing";
+  case Value::Kind::Int: return "an integer";
+  case Value::Kind::Float: return "a number";
+  case Value::Kind::Bool: return "a boolean";
+  case Value::Kind::Str: return "a string";
+  case Value::Kind::SymDim: return "a symbolic dimension";
+  case Value::Kind::Tensor: return "a tensor";
+  case Value::Kind::Mixer: return "a mixer";
+  case Value::Kind::Init: return "an init rule";
+  case Value::Kind::List: return "a list";
+  case Value::Kind::Tuple: return "a tuple";
+  }
+  return "a value";
+}
+
+static std::string fmt(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", x);
+  return buf;
+}
+
+std::string describe(const Value &v) {
+  switch (v.kind) {
+  case Value::Kind::Int: return std::to_string(v.i);
+  case Value::Kind::Float: return fmt(v.f);
+  case Value::Kind::Bool: return v.b ? "true" : "false";
+  case Value::Kind::Str: return "\"" + v.s + "\"";
+  case Value::Kind::SymDim: return v.s;
+  case Value::Kind::Tensor: return "tensor " + shapeStr(v.shape());
+  case Value::Kind::Init: return initText(v, 1);
+  case Value::Kind::Mixer: {
+    std::string s = v.mixer->def->name + "(";
+    for (size_t i = 0; i < v.mixer->bound.size(); ++i)
+      s += (i ? ", " : "") + v.mixer->bound[i].first + "=" + describe(v.mixer->bound[i].second);
+    return s + ")";
+  }
+  case Value::Kind::List:
+  case Value::Kind::Tuple: {
+    std::string s = "[";
+    for (size_t i = 0; i < v.items.size(); ++i)
+      s += (i ? ", " : "") + describe(v.items[i]);
+    return s + "]";
+  }
+  case Value::Kind::None: return "nothing";
+  }
+  return "?";
+}
+
+size_t editDistance(const std::string &a, const std::string &b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t prev = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cur = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] != b[j - 1])});
+      prev = cur;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string suggest(const std::string &name, const std::vector<std::string> &candidates) {
+  std::string best;
+  size_t bestD = std::max<size_t>(2, name.size() / 3) + 1;
+  for (const std::string &c : candidates) {
+    size_t d = editDistance(name, c);
+    if (d < bestD) {
+      bestD = d;
+      best = c;
+    }
+  }
+  return best.empty() ? "" : " (did you mean '" + best + "'?)";
+}
+
+namespace {
+
+std::string join(const std::string &scope, const std::string &name) {
+  if (scope.empty())
+    return name;
+  return name.empty() ? scope : scope + "." + name;
+}
+
+/// A `let` target offered to the expression that computes it.
+struct Hint {
+  std::string name;
+  bool used = false;
+};
+
+std::vector<std::string> inputNames(const Def &def) {
+  std::vector<std::string> names;
+  for (const StmtPtr &s : def.body)
+    if (s->kind == Stmt::Kind::Input)
+      names.push_back(s->names[0]);
+  return names;
+}
+
+class Elaborator : public NodeSink {
+public:
+  explicit Elaborator(const DefTable &defs) : defs_(defs) {}
+
+  Program run(const Def &model, const std::vector<ConfigEntry> &config) {
+    std::vector<std::pair<std::string, Value>> given;
+    for (const ConfigEntry &c : config) {
+      auto it = std::find_if(model.params.begin(), model.params.end(),
+                             [&](const Param &p) { return p.name == c.key; });
+      if (it == model.params.end()) {
+        std::vector<std::string> names;
+        std::string list;
+        for (const Param &p : model.params) {
+          names.push_back(p.name);
+          list += (list.empty() ? "" : ", ") + p.name;
+        }
+        fail({}, "unknown config key '" + c.key + "'" + suggest(c.key, names) + "; model '" +
+                     model.name + "' has parameters: " + (list.empty() ? "none" : list));
+      }
+      given.push_back({c.key, parseConfigValue(*it, c.value)});
+    }
+    prog_.entry = instantiate(model, given, {}, model.loc);
+    return std::move(prog_);
+  }
+
+  // ---- NodeSink ----
+  std::string nodeName(const CallSite &site, const std::string &op) override {
+    State &st = state();
+    if (site.name.empty())
+      return join(st.prefix, "_" + op + std::to_string(st.autoCounter++));
+    std::string full = join(st.prefix, site.name);
+    claim(full, site.loc);
+    return full;
+  }
+
+  Ref emit(const std::string &op, const std::string &name, std::vector<Ref> inputs,
+           std::vector<std::pair<std::string, Attr>> attrs, std::vector<TensorType> results,
+           SourceLoc loc) override {
+    State &st = state();
+    if (st.scalarOnly)
+      fail(loc, "default values of parameters must not be tensors");
+    if (st.names.count(name) == 0)
+      claim(name, loc);
+    Node n;
+    n.op = op;
+    n.name = name;
+    n.inputs = std::move(inputs);
+    n.attrs = std::move(attrs);
+    n.results = std::move(results);
+    n.loc = loc;
+    st.fn.nodes.push_back(std::move(n));
+    return Ref{static_cast<int>(st.fn.nodes.size()) - 1, 0, -1};
+  }
+
+  std::string stateName(const std::string &nodeName) override {
+    State &st = state();
+    std::string candidate = join(st.prefix, "state");
+    if (st.names.count(candidate))
+      return nodeName + ".state";
+    claim(candidate, {});
+    return candidate;
+  }
+
+private:
+  struct State {
+    Func fn;
+    const Def *def = nullptr;
+    std::vector<std::map<std::string, Value>> env;
+    std::string prefix;
+    std::map<std::string, SourceLoc> names;
+    int autoCounter = 0;
+    bool returned = false;
+    bool scalarOnly = false; // evaluating parameter defaults
+    SourceLoc callLoc;
+    std::vector<Value> inputs;
+    size_t nextInput = 0;
+  };
+
+  State &state() { return states_.back(); }
+
+  void claim(const std::string &name, SourceLoc loc) {
+    State &st = state();
+    auto [it, inserted] = st.names.emplace(name, loc);
+    if (!inserted)
+      fail(loc, "node name '" + name + "' is already used" +
+                    (it->second.line ? " (line " + std::to_string(it->second.line) + ")" : "") +
+                    "; give this node another name");
+  }
+
+  Value parseConfigValue(const Param &p, const std::string &text) {
+    auto bad = [&](const char *what) -> Value {
+      fail({}, "config key '" + p.name + "' expects " + what + ", got '" + text + "'");
+    };
+    if (p.type == "int") {
+      char *end = nullptr;
+      long long v = std::strtoll(text.c_str(), &end, 10);
+      if (text.empty() || *end)
+        return bad("an integer");
+      return Value::integer(v);
+    }
+    if (p.type == "float") {
+      char *end = nullptr;
+      double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end || !std::isfinite(v))
+        return bad("a number");
+      return Value::real(v);
+    }
+    if (p.type == "bool") {
+      if (text == "true" || text == "1")
+        return Value::boolean(true);
+      if (text == "false" || text == "0")
+        return Value::boolean(false);
+      return bad("true or false");
+    }
+    fail({}, "config key '" + p.name + "' is a mixer parameter and cannot be set from a config");
+  }
+
+  // ---- instantiation ----
+
+  /// Checks `v` against the declared type of `p`, converting int to float.
+  Value typed(const Param &p, Value v, SourceLoc loc, const Def &def) {
+    auto bad = [&]() -> Value {
+      fail(loc, "parameter '" + p.name + "' of '" + def.name + "' is " + p.type + ", got " +
+                    kindName(v.kind) + " (" + describe(v) + ")");
+    };
+    if (p.type == "int")
+      return v.kind == Value::Kind::Int ? v : bad();
+    if (p.type == "float") {
+      if (v.kind == Value::Kind::Int)
+        return Value::real(static_cast<double>(v.i));
+      return v.kind == Value::Kind::Float ? v : bad();
+    }
+    if (p.type == "bool")
+      return v.kind == Value::Kind::Bool ? v : bad();
+    return v.kind == Value::Kind::Mixer ? v : bad();
+  }
+
+  /// Binds all parameters of `def`: given values, then defaults in order.
+  std::vector<std::pair<std::string, Value>>
+  bindParams(const Def &def, const std::vector<std::pair<std::string, Value>> &given,
+             SourceLoc loc) {
+    std::vector<std::pair<std::string, Value>> out;
+    State scratch;
+    scratch.scalarOnly = true;
+    scratch.env.emplace_back();
+    states_.push_back(std::move(scratch));
+    for (const Param &p : def.params) {
+      auto it = std::find_if(given.begin(), given.end(),
+                             [&](const auto &g) { return g.first == p.name; });
+      Value v;
+      if (it != given.end()) {
+        v = typed(p, it->second, loc, def);
+      } else if (p.defaultValue) {
+        v = typed(p, eval(*p.defaultValue, nullptr), p.defaultValue->loc, def);
+      } else {
+        states_.pop_back();
+        fail(loc, "'" + def.name + "' is missing parameter '" + p.name + "' (" + p.type + ")");
+      }
+      state().env[0][p.name] = v;
+      out.push_back({p.name, v});
+    }
+    states_.pop_back();
+    return out;
+  }
+
+  std::string instanceKey(const Def &def, const std::vector<std::pair<std::string, Value>> &params,
+                          const std::vector<Value> &inputs) {
+    std::string key = def.name + "(";
+    for (const auto &[n, v] : params)
+      key += n + "=" + describe(v) + ",";
+    key += ";";
+    for (const Value &v : inputs)
+      key += shapeStr(v.shape()) + v.type.dtype + ",";
+    return key + ")";
+  }
+
+  std::string symbolFor(const Def &def, const std::vector<std::pair<std::string, Value>> &params) {
+    std::string sym = def.name;
+    for (const auto &[n, v] : params) {
+      std::string text = v.kind == Value::Kind::Mixer ? v.mixer->def->name : describe(v);
+      for (char &c : text)
+        if (!std::isalnum(static_cast<unsigned char>(c)))
+          c = c == '-' ? 'm' : 'p';
+      sym += "_" + n + text;
+    }
+    std::string unique = sym;
+    for (int i = 2; symbols_.count(unique); ++i)
+      unique = sym + "_" + std::to_string(i);
+    symbols_.insert(unique);
+    return unique;
+  }
+
+  int instantiate(const Def &def, const std::vector<std::pair<std::string, Value>> &given,
+                  std::vector<Value> inputs, SourceLoc callLoc) {
+    if (std::find(stack_.begin(), stack_.end(), &def) != stack_.end())
+      fail(callLoc, "'" + def.name + "' uses itself (recursion is not allowed)");
+    if (stack_.size() > 64)
+      fail(callLoc, "definitions nest more than 64 deep");
+    std::vector<std::pair<std::string, Value>> params = bindParams(def, given, callLoc);
+    std::string key = instanceKey(def, params, inputs);
+    if (auto it = instances_.find(key); it != instances_.end())
+      return it->second;
+
+    State st;
+    st.def = &def;
+    st.fn.defName = def.name;
+    st.fn.kind = def.kind;
+    st.fn.loc = def.loc;
+    st.fn.symbol = symbolFor(def, params);
+    st.callLoc = callLoc;
+    st.inputs = std::move(inputs);
+    st.env.emplace_back();
+    for (const auto &[n, v] : params) {
+      st.env[0][n] = v;
+      st.fn.params.push_back({n, describe(v)});
+    }
+    stack_.push_back(&def);
+    states_.push_back(std::move(st));
+    execBody(def.body, /*topLevel=*/true);
+    State &done = state();
+    if (!done.returned)
+      fail(def.loc, std::string(defKindName(def.kind)) + " '" + def.name + "' ends without 'return'");
+    if (done.nextInput < done.inputs.size())
+      fail(callLoc, "'" + def.name + "' takes " + std::to_string(done.nextInput) +
+                        " tensor input(s), got " + std::to_string(done.inputs.size()));
+    Func fn = std::move(done.fn);
+    states_.pop_back();
+    stack_.pop_back();
+    prog_.funcs.push_back(std::move(fn));
+    int index = static_cast<int>(prog_.funcs.size()) - 1;
+    instances_[key] = index;
+    return index;
+  }
+
+  // ---- statements ----
+
+  void execBody(const std::vector<StmtPtr> &body, bool topLevel) {
+    for (const StmtPtr &s : body) {
+      if (state().returned)
+        fail(s->loc, "statement after 'return'");
+      exec(*s, topLevel);
+    }
+  }
+
+  Value *lookup(const std::string &name) {
+    State &st = state();
+    for (auto it = st.env.rbegin(); it != st.env.rend(); ++it)
+      if (auto f = it->find(name); f != it->end())
+        return &f->second;
+    return nullptr;
+  }
+
+  void define(const std::string &name, Value v, SourceLoc loc) {
+    auto &scope = state().env.back();
+    if (scope.count(name))
+      fail(loc, "'" + name + "' is already defined here; use '" + name + " = ...' to rebind it");
+    scope[name] = std::move(v);
+  }
+
+  Value tap(const Value &v, const std::string &name, SourceLoc loc) {
+    std::string full = join(state().prefix, name);
+    claim(full, loc);
+    Ref r = emit("tap", full, {v.ref}, {}, {v.type}, loc);
+    return Value::tensor(r, v.type);
+  }
+
+  void exec(const Stmt &s, bool topLevel) {
+    switch (s.kind) {
+    case Stmt::Kind::Input:
+      if (!topLevel)
+        fail(s.loc, "'input' must be at the top level of a definition");
+      return execInput(s);
+    case Stmt::Kind::Let: {
+      if (s.names.size() == 1) {
+        Hint h{s.names[0]};
+        Value v = eval(*s.exprs[0], &h);
+        if (v.kind == Value::Kind::Tuple)
+          fail(s.loc, "the right-hand side gives " + std::to_string(v.items.size()) +
+                          " values; name each: let a, b = ...");
+        if (v.kind == Value::Kind::Tensor && !h.used)
+          v = tap(v, s.names[0], s.nameLocs[0]);
+        define(s.names[0], v, s.nameLocs[0]);
+        return;
+      }
+      Value v = eval(*s.exprs[0], nullptr);
+      if (v.kind != Value::Kind::Tuple || v.items.size() != s.names.size())
+        fail(s.loc, "cannot unpack " + std::string(kindName(v.kind)) + " into " +
+                        std::to_string(s.names.size()) + " names");
+      for (size_t i = 0; i < s.names.size(); ++i) {
+        Value item = v.items[i];
+        if (item.kind == Value::Kind::Tensor)
+          item = tap(item, s.names[i], s.nameLocs[i]);
+        define(s.names[i], item, s.nameLocs[i]);
+      }
+      return;
+    }
+    case Stmt::Kind::Assign: {
+      Value v = eval(*s.exprs[0], nullptr);
+      std::vector<Value> items = s.names.size() == 1 ? std::vector<Value>{v} : v.items;
+      if (s.names.size() > 1 && (v.kind != Value::Kind::Tuple || items.size() != s.names.size()))
+        fail(s.loc, "cannot unpack " + std::string(kindName(v.kind)) + " into " +
+                        std::to_string(s.names.size()) + " names");
+      for (size_t i = 0; i < s.names.size(); ++i) {
+        Value *slot = lookup(s.names[i]);
+        if (!slot)
+          fail(s.nameLocs[i], "unknown variable '" + s.names[i] + "'; declare it with 'let " +
+                                  s.names[i] + " = ...'");
+        *slot = items[i];
+      }
+      return;
+    }
+    case Stmt::Kind::Return: {
+      if (!topLevel)
+        fail(s.loc, "'return' must be at the top level of a definition");
+      State &st = state();
+      for (const ExprPtr &e : s.exprs) {
+        Value v = eval(*e, nullptr);
+        if (v.kind != Value::Kind::Tensor)
+          fail(e->loc, "a definition returns tensors, got " + std::string(kindName(v.kind)));
+        st.fn.results.push_back(v.ref);
+        st.fn.resultTypes.push_back(v.type);
+      }
+      st.returned = true;
+      return;
+    }
+    case Stmt::Kind::For: {
+      Value from = eval(*s.exprs[0], nullptr), to = eval(*s.exprs[1], nullptr);
+      if (from.kind != Value::Kind::Int || to.kind != Value::Kind::Int)
+        fail(s.loc, "loop bounds must be integers, got " + describe(from) + ".." + describe(to));
+      if (to.i - from.i > 4096)
+        fail(s.loc, "loop has " + std::to_string(to.i - from.i) + " iterations (at most 4096)");
+      std::string saved = state().prefix;
+      for (int64_t i = from.i; i < to.i; ++i) {
+        state().prefix = join(saved, s.scope + "[" + std::to_string(i) + "]");
+        state().env.push_back({{s.names[0], Value::integer(i)}});
+        execBody(s.body, false);
+        state().env.pop_back();
+      }
+      state().prefix = saved;
+      return;
+    }
+    case Stmt::Kind::If: {
+      Value c = eval(*s.exprs[0], nullptr);
+      if (c.kind != Value::Kind::Bool)
+        fail(s.exprs[0]->loc, "condition must be true or false, got " + describe(c));
+      state().env.emplace_back();
+      execBody(c.b ? s.body : s.orElse, false);
+      state().env.pop_back();
+      return;
+    }
+    }
+  }
+
+  void execInput(const Stmt &s) {
+    State &st = state();
+    const std::string &name = s.names[0];
+    bool isModel = st.def->kind == Def::Kind::Model;
+    if (isModel) {
+      TensorType t;
+      t.dtype = s.dtype;
+      for (const ExprPtr &e : s.exprs) {
+        if (e->kind == Expr::Kind::Name && !lookup(e->text)) {
+          t.shape.push_back(Dim{-1, e->text});
+          define(e->text, Value::symDim(e->text), e->loc);
+          continue;
+        }
+        t.shape.push_back(dimValue(eval(*e, nullptr), e->loc));
+      }
+      int arg = static_cast<int>(st.fn.args.size());
+      st.fn.args.push_back(t);
+      st.fn.argNames.push_back(name);
+      define(name, Value::tensor(Ref{-1, 0, arg}, t), s.nameLocs[0]);
+      return;
+    }
+    if (st.nextInput >= st.inputs.size())
+      fail(st.callLoc, "'" + st.def->name + "' needs tensor input '" + name +
+                           "' (declared at line " + std::to_string(s.loc.line) + ")");
+    Value given = st.inputs[st.nextInput++];
+    const Shape &actual = given.shape();
+    auto mismatch = [&](const std::string &why) {
+      fail(st.callLoc, "input '" + name + "' of '" + st.def->name + "' " + why + "; got " +
+                           shapeStr(actual) + " (declared at line " + std::to_string(s.loc.line) + ")");
+    };
+    if (given.type.dtype != s.dtype)
+      mismatch("must be " + std::string(s.dtype == "i64" ? "integer ids" : "a float tensor"));
+    if (actual.size() != s.exprs.size())
+      mismatch("must have rank " + std::to_string(s.exprs.size()));
+    for (size_t i = 0; i < s.exprs.size(); ++i) {
+      const Expr &e = *s.exprs[i];
+      if (e.kind == Expr::Kind::Name && !lookup(e.text)) {
+        // A new name in a shape is a pattern variable: it takes the size given.
+        define(e.text, actual[i].symbolic() ? Value::symDim(actual[i].symbol)
+                                            : Value::integer(actual[i].size),
+               e.loc);
+        continue;
+      }
+      Dim want = dimValue(eval(e, nullptr), e.loc);
+      if (want != actual[i])
+        mismatch("expects dimension " + std::to_string(i) + " to be " + want.str());
+    }
+    int arg = static_cast<int>(st.fn.args.size());
+    st.fn.args.push_back(given.type);
+    st.fn.argNames.push_back(name);
+    define(name, Value::tensor(Ref{-1, 0, arg}, given.type), s.nameLocs[0]);
+  }
+
+  Dim dimValue(const Value &v, SourceLoc loc) {
+    if (v.kind == Value::Kind::SymDim)
+      return Dim{-1, v.s};
+    if (v.kind == Value::Kind::Float)
+      fail(loc, "bad dimension: " + describe(v) + " is not an integer (use ceil(...) or floor(...))");
+    if (v.kind != Value::Kind::Int)
+      fail(loc, "a dimension must be an integer, got " + std::string(kindName(v.kind)));
+    if (v.i <= 0)
+      fail(loc, "bad dimension: " + std::to_string(v.i) + " (dimensions must be positive)");
+    return Dim{v.i, ""};
+  }
+
+  // ---- expressions ----
+
+  Value eval(const Expr &e, Hint *hint) {
+    switch (e.kind) {
+    case Expr::Kind::Int: return Value::integer(e.intValue);
+    case Expr::Kind::Float: return Value::real(e.floatValue);
+    case Expr::Kind::Bool: return Value::boolean(e.boolValue);
+    case Expr::Kind::Str: return Value::str(e.text);
+    case Expr::Kind::Name: {
+      if (Value *v = lookup(e.text))
+        return *v;
+      if (auto d = defs_.find(e.text); d != defs_.end()) {
+        Value m;
+        m.kind = Value::Kind::Mixer;
+        m.mixer = std::make_shared<Closure>(Closure{d->second, {}});
+        return m;
+      }
+      if (builtins().count(e.text))
+        fail(e.loc, "'" + e.text + "' is a primitive; call it, e.g. " + e.text + "(...)");
+      fail(e.loc, "unknown name '" + e.text + "'" + suggest(e.text, visibleNames()));
+    }
+    case Expr::Kind::List: {
+      Value l;
+      l.kind = Value::Kind::List;
+      for (const ExprPtr &item : e.operands)
+        l.items.push_back(eval(*item, nullptr));
+      return l;
+    }
+    case Expr::Kind::Unary: return evalUnary(e, hint);
+    case Expr::Kind::Binary: return evalBinary(e, hint);
+    case Expr::Kind::Ternary: {
+      Value c = eval(*e.operands[0], nullptr);
+      if (c.kind != Value::Kind::Bool)
+        fail(e.operands[0]->loc, "condition must be true or false, got " + describe(c));
+      return eval(*e.operands[c.b ? 1 : 2], hint);
+    }
+    case Expr::Kind::Call: return evalCall(e, hint);
+    }
+    fail(e.loc, "unsupported expression");
+  }
+
+  std::vector<std::string> visibleNames() {
+    std::vector<std::string> names;
+    for (const auto &scope : state().env)
+      for (const auto &[n, v] : scope)
+        names.push_back(n);
+    for (const auto &[n, d] : defs_)
+      names.push_back(n);
+    for (const auto &[n, f] : builtins())
+      names.push_back(n);
+    return names;
+  }
+
+  /// The node name for a primitive or operator: `@name`, else the let target.
+  std::string takeName(const Expr &e, Hint *hint) {
+    if (!e.nodeName.empty()) {
+      // `let h = op(...) @name`: the node is called `name`; `h` is only a variable.
+      if (hint)
+        hint->used = true;
+      return e.nodeName;
+    }
+    if (hint && !hint->used) {
+      hint->used = true;
+      return hint->name;
+    }
+    return "";
+  }
+
+  Value constant(double v, SourceLoc loc) {
+    std::string name = nodeName(CallSite{"constant", loc, ""}, "const");
+    TensorType t{{}, "f32"};
+    Ref r = emit("constant", name, {}, {{"value", Attr::real(v)}}, {t}, loc);
+    return Value::tensor(r, t);
+  }
+
+  Value evalUnary(const Expr &e, Hint *hint) {
+    Value x = eval(*e.operands[0], nullptr);
+    if (e.text == "!") {
+      if (x.kind != Value::Kind::Bool)
+        fail(e.loc, "'!' needs true or false, got " + describe(x));
+      return Value::boolean(!x.b);
+    }
+    switch (x.kind) {
+    case Value::Kind::Int: return Value::integer(-x.i);
+    case Value::Kind::Float: return Value::real(-x.f);
+    case Value::Kind::Tensor: {
+      std::string name = nodeName(CallSite{"neg", e.loc, takeName(e, hint)}, "neg");
+      Ref r = emit("neg", name, {x.ref}, {}, {x.type}, e.loc);
+      return Value::tensor(r, x.type);
+    }
+    case Value::Kind::SymDim:
+      fail(e.loc, "bad dimension arithmetic: " + x.s + " is symbolic (known only at run time)");
+    default:
+      fail(e.loc, "cannot negate " + std::string(kindName(x.kind)));
+    }
+  }
+
+  Shape broadcast(const Shape &a, const Shape &b, SourceLoc loc) {
+    size_t rank = std::max(a.size(), b.size());
+    Shape out(rank);
+    for (size_t i = 0; i < rank; ++i) {
+      Dim da = i < a.size() ? a[a.size() - 1 - i] : Dim{1, ""};
+      Dim db = i < b.size() ? b[b.size() - 1 - i] : Dim{1, ""};
+      Dim d;
+      if (da == Dim{1, ""})
+        d = db;
+      else if (db == Dim{1, ""} || da == db)
+        d = da;
+      else
+        fail(loc, "shape mismatch: " + shapeStr(a) + " and " + shapeStr(b) + " do not broadcast");
+      out[rank - 1 - i] = d;
+    }
+    return out;
+  }
+
+  Value evalBinary(const Expr &e, Hint *hint) {
+    const std::string &op = e.text;
+    if (op == "&&" || op == "||") {
+      Value a = eval(*e.operands[0], nullptr);
+      if (a.kind != Value::Kind::Bool)
+        fail(e.operands[0]->loc, "'" + op + "' needs true or false, got " + describe(a));
+      if ((op == "&&" && !a.b) || (op == "||" && a.b))
+        return a;
+      Value b = eval(*e.operands[1], nullptr);
+      if (b.kind != Value::Kind::Bool)
+        fail(e.operands[1]->loc, "'" + op + "' needs true or false, got " + describe(b));
+      return b;
+    }
+    Value a = eval(*e.operands[0], nullptr), b = eval(*e.operands[1], nullptr);
+    for (const Value *v : {&a, &b})
+      if (v->kind == Value::Kind::SymDim)
+        fail(e.loc, "bad dimension arithmetic: " + v->s +
+                        " is a symbolic dimension, known only at run time");
+    if (a.kind == Value::Kind::Tensor || b.kind == Value::Kind::Tensor)
+      return tensorBinary(e, a, b, hint);
+    if (op == "==" || op == "!=") {
+      bool eq;
+      if (a.isNumber() && b.isNumber())
+        eq = a.number() == b.number();
+      else if (a.kind == b.kind && (a.kind == Value::Kind::Bool || a.kind == Value::Kind::Str))
+        eq = a.kind == Value::Kind::Bool ? a.b == b.b : a.s == b.s;
+      else
+        fail(e.loc, "cannot compare " + std::string(kindName(a.kind)) + " with " + kindName(b.kind));
+      return Value::boolean(op == "==" ? eq : !eq);
+    }
+    if (!a.isNumber() || !b.isNumber())
+      fail(e.loc, "'" + op + "' needs numbers, got " + describe(a) + " and " + describe(b));
+    if (op == "<") return Value::boolean(a.number() < b.number());
+    if (op == "<=") return Value::boolean(a.number() <= b.number());
+    if (op == ">") return Value::boolean(a.number() > b.number());
+    if (op == ">=") return Value::boolean(a.number() >= b.number());
+    if (a.kind == Value::Kind::Int && b.kind == Value::Kind::Int) {
+      int64_t x = a.i, y = b.i, r = 0;
+      bool overflow = false;
+      if (op == "+") overflow = __builtin_add_overflow(x, y, &r);
+      else if (op == "-") overflow = __builtin_sub_overflow(x, y, &r);
+      else if (op == "*") overflow = __builtin_mul_overflow(x, y, &r);
+      else if (op == "/" || op == "%") {
+        if (y == 0)
+          fail(e.loc, "bad dimension arithmetic: division by zero");
+        if (op == "%")
+          return Value::integer(x % y);
+        if (x % y == 0)
+          return Value::integer(x / y);
+        return Value::real(static_cast<double>(x) / static_cast<double>(y));
+      }
+      if (overflow)
+        fail(e.loc, "bad dimension arithmetic: integer overflow");
+      return Value::integer(r);
+    }
+    double x = a.number(), y = b.number();
+    if (op == "+") return Value::real(x + y);
+    if (op == "-") return Value::real(x - y);
+    if (op == "*") return Value::real(x * y);
+    if (op == "/") {
+      if (y == 0)
+        fail(e.loc, "division by zero");
+      return Value::real(x / y);
+    }
+    fail(e.loc, "'%' needs integers");
+  }
+
+  Value tensorBinary(const Expr &e, Value a, Value b, Hint *hint) {
+    static const std::map<std::string, std::string> ops = {
+        {"+", "add"}, {"-", "sub"}, {"*", "mul"}, {"/", "div"}};
+    auto it = ops.find(e.text);
+    if (it == ops.end())
+      fail(e.loc, "'" + e.text + "' is not defined on tensors");
+    for (Value *v : {&a, &b}) {
+      if (v->isNumber())
+        *v = constant(v->number(), e.loc);
+      else if (v->kind != Value::Kind::Tensor)
+        fail(e.loc, "cannot apply '" + e.text + "' to " + kindName(v->kind));
+    }
+    TensorType t{broadcast(a.shape(), b.shape(), e.loc), "f32"};
+    std::string name = nodeName(CallSite{it->second, e.loc, takeName(e, hint)}, it->second);
+    Ref r = emit(it->second, name, {a.ref, b.ref}, {}, {t}, e.loc);
+    return Value::tensor(r, t);
+  }
+
+  Value evalCall(const Expr &e, Hint *hint) {
+    std::vector<CallArgs::Arg> positional;
+    std::vector<std::pair<std::string, CallArgs::Arg>> keywords;
+    auto evalArgs = [&] {
+      for (const ExprPtr &a : e.operands)
+        positional.push_back({eval(*a, nullptr), a->loc});
+      for (const Expr::Keyword &k : e.keywords)
+        keywords.push_back({k.name, {eval(*k.value, nullptr), k.loc}});
+    };
+
+    const Expr &callee = *e.callee;
+    if (callee.kind == Expr::Kind::Name) {
+      Value *var = lookup(callee.text);
+      if (!var && !defs_.count(callee.text)) {
+        auto b = builtins().find(callee.text);
+        if (b == builtins().end())
+          fail(callee.loc, "unknown function '" + callee.text + "'" +
+                               suggest(callee.text, visibleNames()));
+        evalArgs();
+        CallArgs args(callee.text, e.loc, std::move(positional), std::move(keywords));
+        CallSite site{callee.text, e.loc, takeName(e, hint)};
+        return b->second(*this, args, site);
+      }
+    }
+    Value fn = eval(callee, nullptr);
+    if (fn.kind != Value::Kind::Mixer)
+      fail(callee.loc, "cannot call " + std::string(kindName(fn.kind)));
+    evalArgs();
+    std::string local = !e.nodeName.empty() ? e.nodeName
+                        : callee.kind == Expr::Kind::Name ? callee.text
+                                                          : fn.mixer->def->name;
+    return callDef(*fn.mixer, positional, keywords, e.loc, local);
+  }
+
+  Value callDef(const Closure &closure, const std::vector<CallArgs::Arg> &positional,
+                const std::vector<std::pair<std::string, CallArgs::Arg>> &keywords,
+                SourceLoc loc, const std::string &scopeName) {
+    const Def &def = *closure.def;
+    if (def.kind == Def::Kind::Model)
+      fail(loc, "'" + def.name + "' is a model and cannot be called; use a mixer or block");
+    std::vector<std::string> inputs = inputNames(def);
+    std::vector<std::pair<std::string, Value>> params = closure.bound;
+    std::vector<Value> tensors;
+    auto hasParam = [&](const std::string &n) {
+      return std::any_of(def.params.begin(), def.params.end(),
+                         [&](const Param &p) { return p.name == n; });
+    };
+    auto bindParam = [&](const std::string &n, const Value &v, SourceLoc at) {
+      for (const auto &[k, _] : params)
+        if (k == n)
+          fail(at, "'" + def.name + "' got two values for parameter '" + n + "'");
+      params.push_back({n, v});
+    };
+    size_t nextParam = 0;
+    for (const CallArgs::Arg &a : positional) {
+      if (a.value.kind == Value::Kind::Tensor) {
+        tensors.push_back(a.value);
+        continue;
+      }
+      // Positional non-tensors fill parameters in order, skipping bound ones.
+      while (nextParam < def.params.size() &&
+             std::any_of(params.begin(), params.end(),
+                         [&](const auto &p) { return p.first == def.params[nextParam].name; }))
+        ++nextParam;
+      if (nextParam >= def.params.size())
+        fail(a.loc, "too many arguments to '" + def.name + "'");
+      bindParam(def.params[nextParam++].name, a.value, a.loc);
+    }
+    std::vector<std::pair<std::string, Value>> namedInputs;
+    for (const auto &[k, a] : keywords) {
+      if (hasParam(k)) {
+        bindParam(k, a.value, a.loc);
+      } else if (std::find(inputs.begin(), inputs.end(), k) != inputs.end()) {
+        if (a.value.kind != Value::Kind::Tensor)
+          fail(a.loc, "input '" + k + "' of '" + def.name + "' must be a tensor");
+        namedInputs.push_back({k, a.value});
+      } else {
+        std::vector<std::string> all = inputs;
+        for (const Param &p : def.params)
+          all.push_back(p.name);
+        std::string list;
+        for (const std::string &n : all)
+          list += (list.empty() ? "" : ", ") + n;
+        fail(a.loc, "'" + def.name + "' has no parameter '" + k + "'" + suggest(k, all) +
+                        "; it takes " + (list.empty() ? "nothing" : list));
+      }
+    }
+    // Keyword inputs follow the positional ones, in declaration order.
+    size_t nPositional = tensors.size();
+    for (const auto &[k, v] : namedInputs)
+      if (size_t(std::find(inputs.begin(), inputs.end(), k) - inputs.begin()) < nPositional)
+        fail(loc, "input '" + k + "' of '" + def.name + "' is given twice");
+    for (size_t i = nPositional; i < inputs.size(); ++i) {
+      auto it = std::find_if(namedInputs.begin(), namedInputs.end(),
+                             [&](const auto &kv) { return kv.first == inputs[i]; });
+      if (it == namedInputs.end())
+        break;
+      tensors.push_back(it->second);
+    }
+    if (tensors.size() != nPositional + namedInputs.size())
+      fail(loc, "keyword inputs of '" + def.name + "' must follow the positional ones in order");
+
+    if (tensors.empty() && !inputs.empty()) {
+      // Partial application: a mixer value to be called later.
+      Value m;
+      m.kind = Value::Kind::Mixer;
+      m.mixer = std::make_shared<Closure>(Closure{&def, params});
+      return m;
+    }
+    if (tensors.size() != inputs.size())
+      fail(loc, "'" + def.name + "' takes " + std::to_string(inputs.size()) +
+                    " tensor input(s), got " + std::to_string(tensors.size()));
+
+    int callee = instantiate(def, params, tensors, loc);
+    const Func &fn = prog_.funcs[callee];
+    State &st = state();
+    if (st.scalarOnly)
+      fail(loc, "default values of parameters must not be tensors");
+    std::string scope = st.prefix;
+    if (def.kind == Def::Kind::Mixer) {
+      scope = join(st.prefix, scopeName);
+      if (st.names.count(scope))
+        fail(loc, "scope '" + scope + "' is already used; name this call with @name");
+      claim(scope, loc);
+    }
+    Node n;
+    n.op = "call";
+    n.loc = loc;
+    n.callee = callee;
+    n.scope = scope;
+    for (const Value &t : tensors)
+      n.inputs.push_back(t.ref);
+    n.results = fn.resultTypes;
+    st.fn.nodes.push_back(n);
+    int idx = static_cast<int>(st.fn.nodes.size()) - 1;
+    if (fn.results.size() == 1)
+      return Value::tensor(Ref{idx, 0, -1}, fn.resultTypes[0]);
+    Value tuple;
+    tuple.kind = Value::Kind::Tuple;
+    for (size_t i = 0; i < fn.results.size(); ++i)
+      tuple.items.push_back(Value::tensor(Ref{idx, static_cast<int>(i), -1}, fn.resultTypes[i]));
+    return tuple;
+  }
+
+  const DefTable &defs_;
+  Program prog_;
+  std::map<std::string, int> instances_;
+  std::set<std::string> symbols_;
+  std::vector<const Def *> stack_;
+  std::deque<State> states_; // deque: references survive push_back
+};
+} // namespace
+
+Program elaborateModel(const DefTable &defs, const Def &model,
+                       const std::vector<ConfigEntry> &config) {
+  Elaborator e(defs);
+  return e.run(model, config);
+}
+
+} // namespace mixc::dsl

@@ -1,0 +1,371 @@
+//===- Parser.cpp - recursive-descent parser of the mixer DSL ---------------===//
+#include "dsl/AST.h"
+#include "dsl/Lexer.h"
+
+namespace mixc::dsl {
+
+const char *defKindName(Def::Kind k) {
+  switch (k) {
+  case Def::Kind::Mixer: return "mixer";
+  case Def::Kind::Block: return "block";
+  case Def::Kind::Model: return "model";
+  }
+  return "def";
+}
+
+namespace {
+class Parser {
+public:
+  explicit Parser(std::vector<Token> toks) : toks_(std::move(toks)) {}
+
+  std::unique_ptr<Module> module(int file, const std::string &path) {
+    auto m = std::make_unique<Module>();
+    m->path = path;
+    m->file = file;
+    while (!at(Tok::Eof)) {
+      if (at(Tok::KwImport)) {
+        SourceLoc loc = next().loc;
+        const Token &s = expect(Tok::String, "after 'import'");
+        m->imports.push_back({s.text, loc});
+        accept(Tok::Semi);
+      } else if (atDefKeyword()) {
+        m->defs.push_back(def());
+      } else {
+        fail(peek().loc, std::string("expected 'mixer', 'block', 'model' or 'import', found ") +
+                             describe(peek()));
+      }
+    }
+    return m;
+  }
+
+private:
+  const Token &peek(int k = 0) const {
+    size_t i = std::min(pos_ + k, toks_.size() - 1);
+    return toks_[i];
+  }
+  bool at(Tok t) const { return peek().kind == t; }
+  bool atDefKeyword() const {
+    const Token &t = peek();
+    return t.kind == Tok::Ident && (t.text == "mixer" || t.text == "block" || t.text == "model");
+  }
+  const Token &next() {
+    const Token &t = peek();
+    if (pos_ + 1 < toks_.size())
+      ++pos_;
+    return t;
+  }
+  bool accept(Tok t) {
+    if (!at(t))
+      return false;
+    next();
+    return true;
+  }
+  static std::string describe(const Token &t) {
+    if (t.kind == Tok::Ident)
+      return "identifier '" + t.text + "'";
+    if (t.kind == Tok::Int || t.kind == Tok::Float)
+      return "number " + t.text;
+    if (t.kind == Tok::String)
+      return "string \"" + t.text + "\"";
+    return tokName(t.kind);
+  }
+  const Token &expect(Tok t, const std::string &context) {
+    if (!at(t))
+      fail(peek().loc, std::string("expected ") + tokName(t) + " " + context +
+                           ", found " + describe(peek()));
+    return next();
+  }
+
+  // Nesting is bounded so that hostile input cannot overflow the stack.
+  struct DepthGuard {
+    DepthGuard(Parser &p, SourceLoc loc) : p(p) {
+      if (++p.depth_ > 200)
+        fail(loc, "nesting is too deep (more than 200 levels)");
+    }
+    ~DepthGuard() { --p.depth_; }
+    Parser &p;
+  };
+
+  std::unique_ptr<Def> def() {
+    auto d = std::make_unique<Def>();
+    const Token &kw = next();
+    d->loc = kw.loc;
+    d->kind = kw.text == "mixer"   ? Def::Kind::Mixer
+              : kw.text == "block" ? Def::Kind::Block
+                                   : Def::Kind::Model;
+    d->name = expect(Tok::Ident, std::string("after '") + defKindName(d->kind) + "'").text;
+    expect(Tok::LParen, "after the name of " + d->name);
+    if (!at(Tok::RParen)) {
+      do {
+        Param p;
+        const Token &n = expect(Tok::Ident, "(a parameter name)");
+        p.name = n.text;
+        p.loc = n.loc;
+        expect(Tok::Colon, "after parameter '" + p.name + "'");
+        const Token &ty = expect(Tok::Ident, "(a parameter type: int, float, bool or mixer)");
+        if (ty.text != "int" && ty.text != "float" && ty.text != "bool" && ty.text != "mixer")
+          fail(ty.loc, "unknown parameter type '" + ty.text +
+                           "'; expected int, float, bool or mixer");
+        p.type = ty.text;
+        if (accept(Tok::Assign))
+          p.defaultValue = expr();
+        d->params.push_back(std::move(p));
+      } while (accept(Tok::Comma));
+    }
+    expect(Tok::RParen, "to close the parameter list");
+    d->body = block();
+    return d;
+  }
+
+  std::vector<StmtPtr> block() {
+    expect(Tok::LBrace, "to open a block");
+    std::vector<StmtPtr> body;
+    while (!at(Tok::RBrace)) {
+      if (at(Tok::Eof))
+        fail(peek().loc, "expected '}' to close the block, found end of file");
+      body.push_back(stmt());
+      accept(Tok::Semi);
+    }
+    next();
+    return body;
+  }
+
+  StmtPtr stmt() {
+    DepthGuard guard(*this, peek().loc);
+    const Token &t = peek();
+    switch (t.kind) {
+    case Tok::KwInput: {
+      auto s = std::make_unique<Stmt>(Stmt::Kind::Input, next().loc);
+      const Token &n = expect(Tok::Ident, "(the input's name)");
+      s->names.push_back(n.text);
+      s->nameLocs.push_back(n.loc);
+      expect(Tok::Colon, "after input '" + n.text + "'");
+      expect(Tok::LBracket, "to open the input's shape");
+      if (!at(Tok::RBracket)) {
+        do
+          s->exprs.push_back(expr());
+        while (accept(Tok::Comma));
+      }
+      expect(Tok::RBracket, "to close the input's shape");
+      s->dtype = "f32";
+      if (at(Tok::Ident) && (peek().text == "int" || peek().text == "float")) {
+        s->dtype = next().text == "int" ? "i64" : "f32";
+      }
+      return s;
+    }
+    case Tok::KwLet: {
+      auto s = std::make_unique<Stmt>(Stmt::Kind::Let, next().loc);
+      targets(*s);
+      expect(Tok::Assign, "after the names in 'let'");
+      s->exprs.push_back(expr());
+      return s;
+    }
+    case Tok::KwReturn: {
+      auto s = std::make_unique<Stmt>(Stmt::Kind::Return, next().loc);
+      do
+        s->exprs.push_back(expr());
+      while (accept(Tok::Comma));
+      return s;
+    }
+    case Tok::KwFor: {
+      auto s = std::make_unique<Stmt>(Stmt::Kind::For, next().loc);
+      const Token &v = expect(Tok::Ident, "(the loop variable)");
+      s->names.push_back(v.text);
+      s->nameLocs.push_back(v.loc);
+      expect(Tok::KwIn, "after the loop variable");
+      s->exprs.push_back(expr());
+      expect(Tok::DotDot, "in the loop range (for l in 0..L)");
+      s->exprs.push_back(expr());
+      s->scope = "layers";
+      if (accept(Tok::KwAs))
+        s->scope = expect(Tok::Ident, "(the loop's name scope) after 'as'").text;
+      s->body = block();
+      return s;
+    }
+    case Tok::KwIf:
+      return ifStmt();
+    case Tok::Ident: {
+      auto s = std::make_unique<Stmt>(Stmt::Kind::Assign, t.loc);
+      targets(*s);
+      expect(Tok::Assign, "(statements are 'let x = ...', 'x = ...', 'input', 'return', 'for' or 'if')");
+      s->exprs.push_back(expr());
+      return s;
+    }
+    default:
+      fail(t.loc, "expected a statement, found " + describe(t));
+    }
+  }
+
+  StmtPtr ifStmt() {
+    auto s = std::make_unique<Stmt>(Stmt::Kind::If, next().loc);
+    s->exprs.push_back(expr());
+    s->body = block();
+    if (accept(Tok::KwElse)) {
+      if (at(Tok::KwIf))
+        s->orElse.push_back(ifStmt());
+      else
+        s->orElse = block();
+    }
+    return s;
+  }
+
+  void targets(Stmt &s) {
+    do {
+      const Token &n = expect(Tok::Ident, "(a variable name)");
+      s.names.push_back(n.text);
+      s.nameLocs.push_back(n.loc);
+    } while (accept(Tok::Comma));
+  }
+
+  // ---- expressions, lowest precedence first ----
+  ExprPtr expr() {
+    DepthGuard guard(*this, peek().loc);
+    ExprPtr cond = binary(0);
+    if (!at(Tok::Question))
+      return cond;
+    auto e = std::make_unique<Expr>(Expr::Kind::Ternary, next().loc);
+    e->operands.push_back(std::move(cond));
+    e->operands.push_back(expr());
+    expect(Tok::Colon, "in 'cond ? a : b'");
+    e->operands.push_back(expr());
+    return e;
+  }
+
+  static int precedence(Tok t) {
+    switch (t) {
+    case Tok::OrOr: return 1;
+    case Tok::AndAnd: return 2;
+    case Tok::EqEq: case Tok::NotEq: case Tok::Less: case Tok::LessEq:
+    case Tok::Greater: case Tok::GreaterEq: return 3;
+    case Tok::Plus: case Tok::Minus: return 4;
+    case Tok::Star: case Tok::Slash: case Tok::Percent: return 5;
+    default: return -1;
+    }
+  }
+
+  ExprPtr binary(int minPrec) {
+    ExprPtr lhs = unary();
+    while (true) {
+      int prec = precedence(peek().kind);
+      if (prec < 0 || prec < minPrec)
+        return lhs;
+      const Token &op = next();
+      ExprPtr rhs = binary(prec + 1);
+      auto e = std::make_unique<Expr>(Expr::Kind::Binary, op.loc);
+      e->text = op.text;
+      e->operands.push_back(std::move(lhs));
+      e->operands.push_back(std::move(rhs));
+      lhs = std::move(e);
+    }
+  }
+
+  ExprPtr unary() {
+    if (at(Tok::Minus) || at(Tok::Bang)) {
+      DepthGuard guard(*this, peek().loc);
+      const Token &op = next();
+      auto e = std::make_unique<Expr>(Expr::Kind::Unary, op.loc);
+      e->text = op.text;
+      e->operands.push_back(unary());
+      return e;
+    }
+    return postfix();
+  }
+
+  ExprPtr postfix() {
+    ExprPtr e = primary();
+    while (true) {
+      if (at(Tok::LParen)) {
+        auto call = std::make_unique<Expr>(Expr::Kind::Call, e->loc);
+        next();
+        if (!at(Tok::RParen)) {
+          do {
+            if (at(Tok::Ident) && peek(1).kind == Tok::Assign) {
+              const Token &k = next();
+              next();
+              call->keywords.push_back({k.text, k.loc, expr()});
+            } else {
+              if (!call->keywords.empty())
+                fail(peek().loc, "positional argument after a keyword argument");
+              call->operands.push_back(expr());
+            }
+          } while (accept(Tok::Comma));
+        }
+        expect(Tok::RParen, "to close the argument list");
+        call->callee = std::move(e);
+        e = std::move(call);
+      } else if (at(Tok::At)) {
+        next();
+        const Token &n = expect(Tok::Ident, "(a node name) after '@'");
+        e->nodeName = n.text;
+        e->nodeNameLoc = n.loc;
+      } else {
+        return e;
+      }
+    }
+  }
+
+  ExprPtr primary() {
+    const Token &t = peek();
+    switch (t.kind) {
+    case Tok::Int: {
+      auto e = std::make_unique<Expr>(Expr::Kind::Int, next().loc);
+      e->intValue = t.intValue;
+      e->text = t.text;
+      return e;
+    }
+    case Tok::Float: {
+      auto e = std::make_unique<Expr>(Expr::Kind::Float, next().loc);
+      e->floatValue = t.floatValue;
+      e->text = t.text;
+      return e;
+    }
+    case Tok::KwTrue:
+    case Tok::KwFalse: {
+      auto e = std::make_unique<Expr>(Expr::Kind::Bool, next().loc);
+      e->boolValue = t.kind == Tok::KwTrue;
+      return e;
+    }
+    case Tok::String: {
+      auto e = std::make_unique<Expr>(Expr::Kind::Str, next().loc);
+      e->text = t.text;
+      return e;
+    }
+    case Tok::Ident: {
+      auto e = std::make_unique<Expr>(Expr::Kind::Name, next().loc);
+      e->text = t.text;
+      return e;
+    }
+    case Tok::LParen: {
+      next();
+      ExprPtr e = expr();
+      expect(Tok::RParen, "to close '('");
+      return e;
+    }
+    case Tok::LBracket: {
+      auto e = std::make_unique<Expr>(Expr::Kind::List, next().loc);
+      if (!at(Tok::RBracket)) {
+        do
+          e->operands.push_back(expr());
+        while (accept(Tok::Comma));
+      }
+      expect(Tok::RBracket, "to close the list");
+      return e;
+    }
+    default:
+      fail(t.loc, "expected an expression, found " + describe(t));
+    }
+  }
+
+  std::vector<Token> toks_;
+  size_t pos_ = 0;
+  int depth_ = 0;
+};
+} // namespace
+
+std::unique_ptr<Module> parseModule(const std::string &text, int file,
+                                    const std::string &path) {
+  Parser p(lex(text, file));
+  return p.module(file, path);
+}
+
+} // namespace mixc::dsl

@@ -1,0 +1,88 @@
+//===- Graph.h - the runtime graph ------------------------------*- C++ -*-===//
+//
+// The one structure that crosses from the compiler (MLIR, no exceptions) to
+// the runtime (LibTorch): a flat, versioned list of named nodes. Plain C++,
+// no LLVM or torch types. Written as human-readable JSON (`--emit=graph`).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MIXC_RUNTIME_GRAPH_GRAPH_H
+#define MIXC_RUNTIME_GRAPH_GRAPH_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mixc::graph {
+
+/// Bumped whenever the file layout changes incompatibly.
+constexpr int kFormatVersion = 1;
+constexpr const char *kFormatName = "mixc-graph";
+constexpr int64_t kDynamic = -1; // B, T: known at run time
+
+struct AttrValue {
+  enum class Kind { Int, Float, Bool, Str, Ints };
+  Kind kind = Kind::Int;
+  int64_t i = 0;
+  double f = 0;
+  bool b = false;
+  std::string s;
+  std::vector<int64_t> ints;
+  bool operator==(const AttrValue &o) const {
+    return kind == o.kind && i == o.i && f == o.f && b == o.b && s == o.s && ints == o.ints;
+  }
+};
+
+struct Input {
+  std::string name;
+  std::vector<int64_t> shape; // kDynamic for B and T
+  std::string dtype;          // "i64" or "f32"
+};
+
+struct Param {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::string init;      // e.g. "normal(0.02)"
+  bool trainable = true; // false: a frozen buffer
+};
+
+/// A value is named by its node ("layers[0].mixer.conv") or, for a node
+/// with several results, "name#i"; inputs and parameters by their names.
+struct Node {
+  std::string name;
+  std::string op; // the mix op without the dialect prefix: "linear"
+  std::vector<std::string> inputs;
+  std::map<std::string, AttrValue> attrs;
+  std::vector<std::vector<int64_t>> shapes; // one per result
+  std::string loc;                          // "file:line:col" of the DSL source
+};
+
+struct Graph {
+  int version = kFormatVersion;
+  std::string model;
+  std::string source;
+  std::vector<std::pair<std::string, std::string>> config; // resolved model parameters
+  std::vector<Input> inputs;
+  std::vector<Param> params;
+  std::vector<Node> nodes;
+  std::vector<std::string> outputs;
+};
+
+/// Pretty-printed JSON.
+std::string toJson(const Graph &g);
+
+/// Parses and validates (version, unique names, inputs defined before use);
+/// on failure returns false with a message naming what is wrong.
+bool fromJson(const std::string &text, Graph &g, std::string &error);
+
+/// Number of trainable scalars (frozen buffers excluded).
+int64_t parameterCount(const Graph &g);
+
+/// Checks that every input of every node is defined earlier and names are
+/// unique; returns "" when the graph is well formed.
+std::string validate(const Graph &g);
+
+} // namespace mixc::graph
+
+#endif

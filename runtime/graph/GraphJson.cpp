@@ -1,0 +1,175 @@
+//===- GraphJson.cpp - runtime graph <-> JSON -------------------------------===//
+#include "runtime/graph/Graph.h"
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace mixc::graph {
+using nlohmann::json;
+
+namespace {
+json attrToJson(const AttrValue &a) {
+  switch (a.kind) {
+  case AttrValue::Kind::Int: return a.i;
+  case AttrValue::Kind::Float: return a.f;
+  case AttrValue::Kind::Bool: return a.b;
+  case AttrValue::Kind::Str: return a.s;
+  case AttrValue::Kind::Ints: return a.ints;
+  }
+  return nullptr;
+}
+
+AttrValue attrFromJson(const json &j) {
+  AttrValue a;
+  if (j.is_boolean()) {
+    a.kind = AttrValue::Kind::Bool;
+    a.b = j.get<bool>();
+  } else if (j.is_number_integer()) {
+    a.kind = AttrValue::Kind::Int;
+    a.i = j.get<int64_t>();
+  } else if (j.is_number()) {
+    a.kind = AttrValue::Kind::Float;
+    a.f = j.get<double>();
+  } else if (j.is_string()) {
+    a.kind = AttrValue::Kind::Str;
+    a.s = j.get<std::string>();
+  } else if (j.is_array()) {
+    a.kind = AttrValue::Kind::Ints;
+    a.ints = j.get<std::vector<int64_t>>();
+  } else {
+    throw std::runtime_error("unsupported attribute value " + j.dump());
+  }
+  return a;
+}
+} // namespace
+
+std::string toJson(const Graph &g) {
+  json j;
+  j["format"] = kFormatName;
+  j["version"] = g.version;
+  j["model"] = g.model;
+  j["source"] = g.source;
+  json config = json::object();
+  for (const auto &[k, v] : g.config)
+    config[k] = v;
+  j["config"] = config;
+  j["inputs"] = json::array();
+  for (const Input &in : g.inputs)
+    j["inputs"].push_back({{"name", in.name}, {"shape", in.shape}, {"dtype", in.dtype}});
+  j["params"] = json::array();
+  for (const Param &p : g.params)
+    j["params"].push_back({{"name", p.name}, {"shape", p.shape}, {"init", p.init},
+                           {"trainable", p.trainable}});
+  j["nodes"] = json::array();
+  for (const Node &n : g.nodes) {
+    json node = {{"name", n.name}, {"op", n.op}, {"inputs", n.inputs}, {"shapes", n.shapes}};
+    if (!n.attrs.empty()) {
+      json attrs = json::object();
+      for (const auto &[k, v] : n.attrs)
+        attrs[k] = attrToJson(v);
+      node["attrs"] = attrs;
+    }
+    if (!n.loc.empty())
+      node["loc"] = n.loc;
+    j["nodes"].push_back(node);
+  }
+  j["outputs"] = g.outputs;
+  return j.dump(1) + "\n";
+}
+
+bool fromJson(const std::string &text, Graph &g, std::string &error) {
+  try {
+    json j = json::parse(text);
+    if (!j.is_object() || j.value("format", "") != kFormatName) {
+      error = "not a mixc graph file (missing \"format\": \"mixc-graph\")";
+      return false;
+    }
+    int version = j.at("version").get<int>();
+    if (version != kFormatVersion) {
+      error = "graph format version " + std::to_string(version) + " is not supported (this build reads version " +
+              std::to_string(kFormatVersion) + "); recompile the model";
+      return false;
+    }
+    g = Graph{};
+    g.version = version;
+    g.model = j.at("model").get<std::string>();
+    g.source = j.value("source", "");
+    for (auto &[k, v] : j.at("config").items())
+      g.config.push_back({k, v.get<std::string>()});
+    for (const json &in : j.at("inputs"))
+      g.inputs.push_back({in.at("name").get<std::string>(), in.at("shape").get<std::vector<int64_t>>(),
+                          in.at("dtype").get<std::string>()});
+    for (const json &p : j.at("params"))
+      g.params.push_back({p.at("name").get<std::string>(), p.at("shape").get<std::vector<int64_t>>(),
+                          p.at("init").get<std::string>(), p.at("trainable").get<bool>()});
+    for (const json &n : j.at("nodes")) {
+      Node node;
+      node.name = n.at("name").get<std::string>();
+      node.op = n.at("op").get<std::string>();
+      node.inputs = n.at("inputs").get<std::vector<std::string>>();
+      node.shapes = n.at("shapes").get<std::vector<std::vector<int64_t>>>();
+      if (n.contains("attrs"))
+        for (auto &[k, v] : n.at("attrs").items())
+          node.attrs[k] = attrFromJson(v);
+      node.loc = n.value("loc", "");
+      g.nodes.push_back(std::move(node));
+    }
+    g.outputs = j.at("outputs").get<std::vector<std::string>>();
+  } catch (const std::exception &e) {
+    error = std::string("malformed graph file: ") + e.what();
+    return false;
+  }
+  error = validate(g);
+  return error.empty();
+}
+
+std::string validate(const Graph &g) {
+  std::set<std::string> defined;
+  auto define = [&](const std::string &n) -> std::string {
+    if (n.empty())
+      return "a value has an empty name";
+    if (!defined.insert(n).second)
+      return "name '" + n + "' is defined twice";
+    return "";
+  };
+  for (const Input &in : g.inputs)
+    if (std::string e = define(in.name); !e.empty())
+      return e;
+  for (const Param &p : g.params) {
+    if (std::string e = define(p.name); !e.empty())
+      return e;
+    for (int64_t d : p.shape)
+      if (d <= 0)
+        return "parameter '" + p.name + "' has a non-positive dimension";
+  }
+  for (const Node &n : g.nodes) {
+    for (const std::string &in : n.inputs)
+      if (!defined.count(in))
+        return "node '" + n.name + "' uses '" + in + "', which is not defined before it";
+    if (n.shapes.empty())
+      return "node '" + n.name + "' has no results";
+    if (std::string e = define(n.name); !e.empty())
+      return e;
+    for (size_t i = 1; i < n.shapes.size(); ++i)
+      defined.insert(n.name + "#" + std::to_string(i));
+  }
+  for (const std::string &o : g.outputs)
+    if (!defined.count(o))
+      return "output '" + o + "' is not defined";
+  return "";
+}
+
+int64_t parameterCount(const Graph &g) {
+  int64_t total = 0;
+  for (const Param &p : g.params) {
+    if (!p.trainable)
+      continue;
+    int64_t n = 1;
+    for (int64_t d : p.shape)
+      n *= d;
+    total += n;
+  }
+  return total;
+}
+
+} // namespace mixc::graph
