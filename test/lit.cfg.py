@@ -1,0 +1,17 @@
+# Lit configuration: dialect/pass tests (mix-opt), front-end and driver tests (mixc).
+import os
+import lit.formats
+
+config.name = "mixc"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".mix", ".test"]
+config.excludes = ["Inputs", "golden", "unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.mixc_obj_root, "test")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+config.substitutions.append(("%mix-opt", config.mix_opt))
+config.substitutions.append(("%mixc", config.mixc))
+config.substitutions.append(("%stdlib", os.path.join(config.mixc_src_root, "stdlib")))
+config.substitutions.append(("FileCheck", os.path.join(config.llvm_tools_dir, "FileCheck")))
