@@ -100,6 +100,10 @@ struct Module {
 
 const char *defKindName(Def::Kind k);
 
+/// Where an expression's text begins (an operator expression's own `loc`
+/// is its operator, which is where arithmetic errors point).
+SourceLoc startLoc(const Expr &e);
+
 /// Parses one file's tokens; throws DslError on the first syntax error.
 std::unique_ptr<Module> parseModule(const std::string &text, int file,
                                     const std::string &path);

@@ -95,7 +95,8 @@ std::string suggest(const std::string &name, const std::vector<std::string> &can
   std::string best;
   size_t bestD = std::max<size_t>(2, name.size() / 3) + 1;
   for (const std::string &c : candidates) {
-    size_t d = editDistance(name, c);
+    // A prefix (`mamba` for `mamba_lm`) counts as close.
+    size_t d = name.size() >= 3 && c.rfind(name, 0) == 0 ? 1 : editDistance(name, c);
     if (d < bestD) {
       bestD = d;
       best = c;
@@ -749,7 +750,7 @@ private:
     std::vector<std::pair<std::string, CallArgs::Arg>> keywords;
     auto evalArgs = [&] {
       for (const ExprPtr &a : e.operands)
-        positional.push_back({eval(*a, nullptr), a->loc});
+        positional.push_back({eval(*a, nullptr), startLoc(*a)});
       for (const Expr::Keyword &k : e.keywords)
         keywords.push_back({k.name, {eval(*k.value, nullptr), k.loc}});
     };

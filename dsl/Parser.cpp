@@ -13,6 +13,12 @@ const char *defKindName(Def::Kind k) {
   return "def";
 }
 
+SourceLoc startLoc(const Expr &e) {
+  if ((e.kind == Expr::Kind::Binary || e.kind == Expr::Kind::Ternary) && !e.operands.empty())
+    return startLoc(*e.operands[0]);
+  return e.loc;
+}
+
 namespace {
 class Parser {
 public:
