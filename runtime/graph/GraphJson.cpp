@@ -44,12 +44,13 @@ AttrValue attrFromJson(const json &j) {
 } // namespace
 
 std::string toJson(const Graph &g) {
-  json j;
+  // Insertion order, so the file reads top-down: header, inputs, params, nodes.
+  nlohmann::ordered_json j;
   j["format"] = kFormatName;
   j["version"] = g.version;
   j["model"] = g.model;
   j["source"] = g.source;
-  json config = json::object();
+  nlohmann::ordered_json config = nlohmann::ordered_json::object();
   for (const auto &[k, v] : g.config)
     config[k] = v;
   j["config"] = config;
@@ -62,9 +63,10 @@ std::string toJson(const Graph &g) {
                            {"trainable", p.trainable}});
   j["nodes"] = json::array();
   for (const Node &n : g.nodes) {
-    json node = {{"name", n.name}, {"op", n.op}, {"inputs", n.inputs}, {"shapes", n.shapes}};
+    nlohmann::ordered_json node = {
+        {"name", n.name}, {"op", n.op}, {"inputs", n.inputs}, {"shapes", n.shapes}};
     if (!n.attrs.empty()) {
-      json attrs = json::object();
+      nlohmann::ordered_json attrs = nlohmann::ordered_json::object();
       for (const auto &[k, v] : n.attrs)
         attrs[k] = attrToJson(v);
       node["attrs"] = attrs;
