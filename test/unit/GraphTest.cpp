@@ -1,0 +1,83 @@
+// Runtime graph: JSON round trip and validation of malformed files.
+#include "runtime/graph/Graph.h"
+
+#include <gtest/gtest.h>
+
+using namespace mixc::graph;
+
+namespace {
+Graph tiny() {
+  Graph g;
+  g.model = "tiny";
+  g.config = {{"d", "4"}};
+  g.inputs.push_back({"tokens", {kDynamic, kDynamic}, "i64"});
+  g.params.push_back({"wte", {10, 4}, "normal(0.02)", true});
+  g.params.push_back({"z", {16, 3}, "implicit_pos(0.0001)", false});
+  Node e;
+  e.name = "embed";
+  e.op = "embedding";
+  e.inputs = {"tokens", "wte"};
+  e.shapes = {{kDynamic, kDynamic, 4}};
+  Node s;
+  s.name = "split";
+  s.op = "split";
+  s.inputs = {"embed"};
+  s.attrs["sizes"].kind = AttrValue::Kind::Ints;
+  s.attrs["sizes"].ints = {1, 3};
+  s.shapes = {{kDynamic, kDynamic, 1}, {kDynamic, kDynamic, 3}};
+  Node t;
+  t.name = "second";
+  t.op = "tap";
+  t.inputs = {"split#1"};
+  t.shapes = {{kDynamic, kDynamic, 3}};
+  t.attrs["eps"].kind = AttrValue::Kind::Float;
+  t.attrs["eps"].f = 1e-5;
+  g.nodes = {e, s, t};
+  g.outputs = {"second"};
+  return g;
+}
+} // namespace
+
+TEST(Graph, RoundTrip) {
+  Graph g = tiny();
+  std::string text = toJson(g);
+  Graph back;
+  std::string error;
+  ASSERT_TRUE(fromJson(text, back, error)) << error;
+  EXPECT_EQ(back.model, "tiny");
+  ASSERT_EQ(back.nodes.size(), 3u);
+  EXPECT_EQ(back.nodes[1].attrs.at("sizes"), g.nodes[1].attrs.at("sizes"));
+  EXPECT_DOUBLE_EQ(back.nodes[2].attrs.at("eps").f, 1e-5);
+  EXPECT_EQ(back.params[1].trainable, false);
+  EXPECT_EQ(toJson(back), text);
+}
+
+TEST(Graph, ParameterCountSkipsBuffers) { EXPECT_EQ(parameterCount(tiny()), 40); }
+
+TEST(Graph, RejectsUseBeforeDefinition) {
+  Graph g = tiny();
+  std::swap(g.nodes[0], g.nodes[1]);
+  EXPECT_NE(validate(g).find("node 'split' uses 'embed', which is not defined before it"),
+            std::string::npos)
+      << validate(g);
+}
+
+TEST(Graph, RejectsDuplicateNames) {
+  Graph g = tiny();
+  g.nodes[2].name = "embed";
+  EXPECT_EQ(validate(g), "name 'embed' is defined twice");
+}
+
+TEST(Graph, RejectsOtherVersionsAndGarbage) {
+  Graph g;
+  std::string error;
+  std::string text = toJson(tiny());
+  std::string v2 = text;
+  v2.replace(v2.find("\"version\": 1"), 12, "\"version\": 2");
+  EXPECT_FALSE(fromJson(v2, g, error));
+  EXPECT_NE(error.find("version 2 is not supported"), std::string::npos) << error;
+  EXPECT_FALSE(fromJson(text.substr(0, text.size() / 2), g, error));
+  EXPECT_NE(error.find("malformed graph file"), std::string::npos) << error;
+  EXPECT_FALSE(fromJson("{\"format\": \"other\"}", g, error));
+  EXPECT_NE(error.find("not a mixc graph"), std::string::npos) << error;
+}
