@@ -156,7 +156,7 @@ def Mix_RMSNormOp : Mix_ShapedOp<"rmsnorm"> {
 }
 
 def Mix_L2NormOp : Mix_ShapedOp<"l2norm"> {
-  let summary = "x / max(‖x‖₂, eps) over the last dim";
+  let summary = "x · rsqrt(Σx² + eps) over the last dim (as fla's l2norm)";
   let arguments = (ins StrAttr:$name, F32Tensor:$x,
                        DefaultValuedAttr<F32Attr, "1e-6">:$eps);
   let results = (outs F32Tensor:$result);

@@ -1,0 +1,205 @@
+//===- Model.cpp - the graph interpreter ------------------------------------===//
+#include "runtime/core/Model.h"
+#include "runtime/core/Init.h"
+#include "runtime/core/Primitives.h"
+
+#include <map>
+#include <unordered_map>
+
+namespace mixc::rt {
+namespace {
+using Inputs = std::vector<at::Tensor>;
+using Outputs = std::vector<at::Tensor>;
+using graph::Node;
+
+double attrF(const Node &n, const char *key, double dflt) {
+  auto it = n.attrs.find(key);
+  if (it == n.attrs.end())
+    return dflt;
+  return it->second.kind == graph::AttrValue::Kind::Int ? static_cast<double>(it->second.i)
+                                                        : it->second.f;
+}
+int64_t attrI(const Node &n, const char *key) { return n.attrs.at(key).i; }
+bool attrB(const Node &n, const char *key, bool dflt) {
+  auto it = n.attrs.find(key);
+  return it == n.attrs.end() ? dflt : it->second.b;
+}
+const std::vector<int64_t> &attrInts(const Node &n, const char *key) { return n.attrs.at(key).ints; }
+at::Tensor optional(const Inputs &in, size_t i) { return i < in.size() ? in[i] : at::Tensor(); }
+
+// One entry per mix op: how to run it, and its operand count range.
+struct OpInfo {
+  Outputs (*fn)(const Inputs &, const Node &);
+  size_t minInputs, maxInputs;
+  std::vector<const char *> attrs; // required attributes
+};
+
+Outputs one(at::Tensor t) { return {std::move(t)}; }
+
+const std::map<std::string, OpInfo> &opTable() {
+  static const std::map<std::string, OpInfo> table = {
+      {"constant", {[](const Inputs &, const Node &n) {
+                      return one(at::scalar_tensor(attrF(n, "value", 0), at::kFloat));
+                    }, 0, 0, {"value"}}},
+      {"time_slice", {[](const Inputs &in, const Node &) {
+                        int64_t T = in[1].size(1);
+                        TORCH_CHECK(T <= in[0].size(0), "sequence length ", T,
+                                    " exceeds the table's ", in[0].size(0), " rows");
+                        return one(in[0].slice(0, 0, T));
+                      }, 2, 2, {}}},
+      {"embedding", {[](const Inputs &in, const Node &) { return one(at::embedding(in[1], in[0])); }, 2, 2, {}}},
+      {"unembed", {[](const Inputs &in, const Node &) { return one(at::matmul(in[0], in[1].t())); }, 2, 2, {}}},
+      {"linear", {[](const Inputs &in, const Node &) { return one(at::linear(in[0], in[1], optional(in, 2))); }, 2, 3, {}}},
+      {"add", {[](const Inputs &in, const Node &) { return one(in[0] + in[1]); }, 2, 2, {}}},
+      {"sub", {[](const Inputs &in, const Node &) { return one(in[0] - in[1]); }, 2, 2, {}}},
+      {"mul", {[](const Inputs &in, const Node &) { return one(in[0] * in[1]); }, 2, 2, {}}},
+      {"div", {[](const Inputs &in, const Node &) { return one(in[0] / in[1]); }, 2, 2, {}}},
+      {"neg", {[](const Inputs &in, const Node &) { return one(-in[0]); }, 1, 1, {}}},
+      {"abs", {[](const Inputs &in, const Node &) { return one(at::abs(in[0])); }, 1, 1, {}}},
+      {"exp", {[](const Inputs &in, const Node &) { return one(at::exp(in[0])); }, 1, 1, {}}},
+      {"sin", {[](const Inputs &in, const Node &) { return one(at::sin(in[0])); }, 1, 1, {}}},
+      {"silu", {[](const Inputs &in, const Node &) { return one(at::silu(in[0])); }, 1, 1, {}}},
+      {"gelu", {[](const Inputs &in, const Node &) { return one(at::gelu(in[0])); }, 1, 1, {}}},
+      {"relu", {[](const Inputs &in, const Node &) { return one(at::relu(in[0])); }, 1, 1, {}}},
+      {"softplus", {[](const Inputs &in, const Node &) { return one(at::softplus(in[0])); }, 1, 1, {}}},
+      {"sigmoid", {[](const Inputs &in, const Node &) { return one(at::sigmoid(in[0])); }, 1, 1, {}}},
+      {"tap", {[](const Inputs &in, const Node &) { return one(in[0]); }, 1, 1, {}}},
+      {"layernorm", {[](const Inputs &in, const Node &n) {
+                       return one(at::layer_norm(in[0], {in[0].size(-1)}, in[1], in[2], attrF(n, "eps", 1e-5)));
+                     }, 3, 3, {}}},
+      {"rmsnorm", {[](const Inputs &in, const Node &n) { return one(rmsNorm(in[0], in[1], attrF(n, "eps", 1e-5))); }, 2, 2, {}}},
+      {"l2norm", {[](const Inputs &in, const Node &n) { return one(l2Norm(in[0], attrF(n, "eps", 1e-6))); }, 1, 1, {}}},
+      {"split", {[](const Inputs &in, const Node &n) {
+                   std::vector<at::Tensor> parts = at::split_with_sizes(in[0], attrInts(n, "sizes"), -1);
+                   return Outputs(parts.begin(), parts.end());
+                 }, 1, 1, {"sizes"}}},
+      {"concat", {[](const Inputs &in, const Node &) { return one(at::cat(in, -1)); }, 1, 1000, {}}},
+      {"reshape", {[](const Inputs &in, const Node &n) {
+                     std::vector<int64_t> shape(in[0].sizes().begin(), in[0].sizes().begin() + attrI(n, "keep"));
+                     for (int64_t d : attrInts(n, "shape"))
+                       shape.push_back(d);
+                     return one(in[0].reshape(shape));
+                   }, 1, 1, {"keep", "shape"}}},
+      {"permute", {[](const Inputs &in, const Node &n) { return one(in[0].permute(attrInts(n, "perm"))); }, 1, 1, {"perm"}}},
+      {"sum", {[](const Inputs &in, const Node &n) {
+                 return one(in[0].sum(attrI(n, "axis"), attrB(n, "keepdim", false)));
+               }, 1, 1, {"axis"}}},
+      {"causal_conv", {[](const Inputs &in, const Node &) { return one(causalConv(in[0], in[1], optional(in, 2))); }, 2, 3, {}}},
+      {"long_conv", {[](const Inputs &in, const Node &) { return one(longConv(in[0], in[1])); }, 2, 2, {}}},
+      {"shift_conv", {[](const Inputs &in, const Node &) {
+                        return one(longConv(in[0], shiftKernel(in[1], in[2], in[0].size(1))));
+                      }, 3, 3, {}}},
+      {"diag_ssm", {[](const Inputs &in, const Node &) { return one(diagSSM(in[0], in[1], in[2], in[3], in[4])); }, 5, 5, {}}},
+      {"softmax_attention", {[](const Inputs &in, const Node &) { return one(softmaxAttention(in[0], in[1], in[2])); }, 3, 3, {}}},
+      {"taylor_map", {[](const Inputs &in, const Node &) { return one(taylorMap(in[0])); }, 1, 1, {}}},
+      {"linear_attention", {[](const Inputs &in, const Node &n) {
+                              return one(linearAttention(in[0], in[1], in[2], attrF(n, "eps", 1e-12)));
+                            }, 3, 3, {}}},
+      {"selective_scan", {[](const Inputs &in, const Node &) {
+                            return one(selectiveScan(in[0], in[1], in[2], in[3], in[4], in[5]));
+                          }, 6, 6, {}}},
+      {"delta_rule", {[](const Inputs &in, const Node &) { return one(deltaRule(in[0], in[1], in[2], in[3])); }, 4, 4, {}}},
+  };
+  return table;
+}
+} // namespace
+
+std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error) {
+  error = graph::validate(g);
+  if (!error.empty())
+    return nullptr;
+  if (g.inputs.size() != 1 || g.inputs[0].dtype != "i64" || g.inputs[0].shape.size() != 2) {
+    error = "the model must have one input of token ids [B, T] (i64)";
+    return nullptr;
+  }
+  if (g.outputs.empty()) {
+    error = "the model has no output";
+    return nullptr;
+  }
+  std::unique_ptr<Model> m(new Model(std::move(g)));
+  std::unordered_map<std::string, int> ids;
+  ids[m->graph_.inputs[0].name] = m->numValues_++;
+  for (const graph::Param &p : m->graph_.params) {
+    InitRule rule;
+    if (std::string e = parseInit(p.init, rule); !e.empty()) {
+      error = "parameter '" + p.name + "': " + e;
+      return nullptr;
+    }
+    ids[p.name] = m->numValues_;
+    m->paramValues_.push_back(m->numValues_++);
+    m->tensors_.push_back({p.name, at::zeros(p.shape, at::kFloat)});
+  }
+  for (const graph::Node &n : m->graph_.nodes) {
+    auto it = opTable().find(n.op);
+    if (it == opTable().end()) {
+      error = "node '" + n.name + "' has op '" + n.op + "', which this runtime does not implement";
+      return nullptr;
+    }
+    const OpInfo &info = it->second;
+    if (n.inputs.size() < info.minInputs || n.inputs.size() > info.maxInputs) {
+      error = "node '" + n.name + "' (" + n.op + ") has " + std::to_string(n.inputs.size()) + " inputs";
+      return nullptr;
+    }
+    for (const char *a : info.attrs)
+      if (!n.attrs.count(a)) {
+        error = "node '" + n.name + "' (" + n.op + ") lacks attribute '" + a + "'";
+        return nullptr;
+      }
+    Step s{&n, {}, m->numValues_, info.fn};
+    for (const std::string &in : n.inputs)
+      s.inputs.push_back(ids.at(in));
+    for (size_t r = 0; r < n.shapes.size(); ++r)
+      ids[r == 0 ? n.name : n.name + "#" + std::to_string(r)] = m->numValues_++;
+    m->steps_.push_back(std::move(s));
+  }
+  m->outputValue_ = ids.at(m->graph_.outputs[0]);
+  return m;
+}
+
+void Model::initParameters(uint64_t seed) {
+  at::manual_seed(seed);
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const graph::Param &p = graph_.params[i];
+    InitRule rule;
+    parseInit(p.init, rule);
+    at::Tensor t = initTensor(rule, p.shape);
+    tensors_[i].second = t.set_requires_grad(p.trainable);
+  }
+}
+
+std::vector<at::Tensor> Model::trainable() const {
+  std::vector<at::Tensor> out;
+  for (size_t i = 0; i < tensors_.size(); ++i)
+    if (graph_.params[i].trainable)
+      out.push_back(tensors_[i].second);
+  return out;
+}
+
+at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) const {
+  TORCH_CHECK(tokens.dim() == 2 && tokens.scalar_type() == at::kLong,
+              "tokens must be a [B, T] int64 tensor");
+  std::vector<at::Tensor> values(numValues_);
+  values[inputValue_] = tokens;
+  for (size_t i = 0; i < paramValues_.size(); ++i)
+    values[paramValues_[i]] = tensors_[i].second;
+  std::vector<at::Tensor> args;
+  for (const Step &s : steps_) {
+    args.clear();
+    for (int v : s.inputs)
+      args.push_back(values[v]);
+    if (options.readout && s.node->op == "unembed") {
+      // Per-position ops after the last mixer commute with this gather; the
+      // LM head is the expensive one ([B, T, V]), so it sees one step per row.
+      at::Tensor idx = options.readout->view({-1, 1, 1}).expand({-1, 1, args[0].size(-1)});
+      args[0] = args[0].gather(1, idx);
+    }
+    Outputs out = s.fn(args, *s.node);
+    for (size_t r = 0; r < out.size(); ++r)
+      values[s.firstResult + r] = std::move(out[r]);
+    if (options.observe)
+      options.observe(s.node->name, values[s.firstResult]);
+  }
+  return values[outputValue_];
+}
+
+} // namespace mixc::rt

@@ -1,0 +1,68 @@
+//===- Model.h - execute a runtime graph on LibTorch -----------*- C++ -*-===//
+#ifndef MIXC_RUNTIME_CORE_MODEL_H
+#define MIXC_RUNTIME_CORE_MODEL_H
+
+#include "runtime/graph/Graph.h"
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mixc::rt {
+
+/// A compiled model: the graph, its parameters (LibTorch leaf tensors) and
+/// a precomputed schedule of primitive calls.
+class Model {
+public:
+  /// Validates the graph against this runtime (every op implemented, arity,
+  /// attributes, init rules); returns nullptr and sets `error` otherwise.
+  static std::unique_ptr<Model> create(graph::Graph graph, std::string &error);
+
+  /// Draws every parameter from its init rule, in graph order, after
+  /// at::manual_seed(seed): same seed, same weights.
+  void initParameters(uint64_t seed);
+
+  const graph::Graph &graph() const { return graph_; }
+  /// All parameters and buffers, by name, in graph order.
+  const std::vector<std::pair<std::string, at::Tensor>> &tensors() const { return tensors_; }
+  /// The trainable ones (requires_grad).
+  std::vector<at::Tensor> trainable() const;
+
+  struct Options {
+    /// Read the logits at one time step per row ([B] int64): the final
+    /// `unembed` is applied to those positions only, giving [B, 1, V].
+    std::optional<at::Tensor> readout;
+    /// Called with each node's name and first result after it is computed.
+    std::function<void(const std::string &, const at::Tensor &)> observe;
+  };
+
+  /// tokens [B, T] int64 -> the graph's first output (logits).
+  at::Tensor forward(const at::Tensor &tokens, const Options &options) const;
+  at::Tensor forward(const at::Tensor &tokens) const { return forward(tokens, Options{}); }
+
+private:
+  struct Step {
+    const graph::Node *node;
+    std::vector<int> inputs; // value ids
+    int firstResult;         // value id of result 0
+    using Fn = std::vector<at::Tensor> (*)(const std::vector<at::Tensor> &, const graph::Node &);
+    Fn fn;
+  };
+  explicit Model(graph::Graph g) : graph_(std::move(g)) {}
+
+  graph::Graph graph_;
+  std::vector<std::pair<std::string, at::Tensor>> tensors_;
+  std::vector<Step> steps_;
+  int numValues_ = 0;
+  int inputValue_ = 0;
+  std::vector<int> paramValues_;
+  int outputValue_ = 0;
+};
+
+} // namespace mixc::rt
+
+#endif

@@ -1,0 +1,58 @@
+//===- Primitives.h - LibTorch implementations of the mix ops ---*- C++ -*-===//
+//
+// One function per primitive of the DSL, on LibTorch tensors with autograd.
+// Formulas are the ops' descriptions in compiler/include/mix/MixOps.td
+// (and paper-spec §3). The recurrences (selective scan, delta rule) are
+// custom autograd functions with hand-written backward passes over raw
+// memory: one sequential sweep over T, parallel over the batch.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MIXC_RUNTIME_CORE_PRIMITIVES_H
+#define MIXC_RUNTIME_CORE_PRIMITIVES_H
+
+#include <ATen/ATen.h>
+
+namespace mixc::rt {
+
+/// Depthwise causal conv: x [B, T, C], w [C, K], b [C] (optional).
+at::Tensor causalConv(const at::Tensor &x, const at::Tensor &w, const at::Tensor &b);
+
+/// Causal long conv by FFT of size 2T: x [B, T, C], h [L, C] with L ≥ T.
+at::Tensor longConv(const at::Tensor &x, const at::Tensor &h);
+
+/// H3 shift SSM kernel irfft(conj(rfft(b))·rfft(c)) [C, N], as a [T, C] filter.
+at::Tensor shiftKernel(const at::Tensor &b, const at::Tensor &c, int64_t T);
+
+/// S4D-Lin kernel per head, [T, H] (paper-spec §3.5 step 4).
+at::Tensor diagSSMKernel(const at::Tensor &logDt, const at::Tensor &logAReal,
+                         const at::Tensor &aImag, const at::Tensor &c, int64_t T);
+
+/// x [B, T, H, M] convolved per head with diagSSMKernel.
+at::Tensor diagSSM(const at::Tensor &x, const at::Tensor &logDt, const at::Tensor &logAReal,
+                   const at::Tensor &aImag, const at::Tensor &c);
+
+/// Causal softmax attention, q, k [B, T, K], v [B, T, V]; mask −10000.
+at::Tensor softmaxAttention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v);
+
+/// Based's Taylor feature map [.., F] -> [.., 1 + F + F²].
+at::Tensor taylorMap(const at::Tensor &x);
+
+/// Causal normalised linear attention, quadratic (masked-matrix) form.
+at::Tensor linearAttention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
+                           double eps);
+
+/// Mamba's selective scan: x, delta [B, T, D]; A [D, N]; B, C [B, T, N]; D [D].
+at::Tensor selectiveScan(const at::Tensor &x, const at::Tensor &delta, const at::Tensor &A,
+                         const at::Tensor &B, const at::Tensor &C, const at::Tensor &D);
+
+/// DeltaNet's delta rule: q, k [B, T, K]; v [B, T, V]; beta [B, T, 1].
+at::Tensor deltaRule(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
+                     const at::Tensor &beta);
+
+at::Tensor rmsNorm(const at::Tensor &x, const at::Tensor &w, double eps);
+/// x · rsqrt(Σx² + eps) over the last dim (as fla's l2norm).
+at::Tensor l2Norm(const at::Tensor &x, double eps);
+
+} // namespace mixc::rt
+
+#endif

@@ -1,0 +1,279 @@
+// Every primitive against a naive reference written plainly here (explicit
+// loops, double precision), and its gradients against central finite
+// differences.
+#include "runtime/core/Primitives.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <complex>
+#include <functional>
+
+using namespace mixc::rt;
+using at::Tensor;
+
+namespace {
+at::TensorOptions f64() { return at::TensorOptions().dtype(at::kDouble); }
+Tensor rnd(at::IntArrayRef shape, double scale = 1.0) { return at::randn(shape, f64()) * scale; }
+
+double maxDiff(const Tensor &a, const Tensor &b) {
+  return (a - b).abs().max().item<double>();
+}
+
+/// Analytic (autograd) vs central-difference gradients of sum(f(x)·g) for a
+/// random cotangent g, for every element of every input.
+void checkGradients(const std::function<Tensor(const std::vector<Tensor> &)> &f,
+                    std::vector<Tensor> inputs, double tol = 1e-6) {
+  for (Tensor &t : inputs)
+    t = t.detach().clone().set_requires_grad(true);
+  Tensor out = f(inputs);
+  Tensor g = at::randn_like(out);
+  auto grads = torch::autograd::grad({(out * g).sum()}, inputs, {}, false, false, true);
+  const double h = 1e-6;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Tensor x = inputs[i].detach();
+    Tensor flat = x.view({-1});
+    Tensor numeric = at::zeros_like(flat);
+    for (int64_t j = 0; j < flat.numel(); ++j) {
+      double orig = flat[j].item<double>();
+      std::vector<Tensor> args;
+      for (const Tensor &t : inputs)
+        args.push_back(t.detach());
+      flat[j] = orig + h;
+      double up = (f(args) * g).sum().item<double>();
+      flat[j] = orig - h;
+      double down = (f(args) * g).sum().item<double>();
+      flat[j] = orig;
+      numeric[j] = (up - down) / (2 * h);
+    }
+    ASSERT_TRUE(grads[i].defined()) << "no gradient for input " << i;
+    double err = maxDiff(grads[i].reshape({-1}), numeric);
+    double scale = std::max(1.0, numeric.abs().max().item<double>());
+    EXPECT_LT(err / scale, tol) << "input " << i;
+  }
+}
+
+class Primitives : public ::testing::Test {
+protected:
+  void SetUp() override { at::manual_seed(7); }
+};
+} // namespace
+
+TEST_F(Primitives, CausalConv) {
+  int B = 2, T = 6, C = 3, K = 4;
+  Tensor x = rnd({B, T, C}), w = rnd({C, K}), b = rnd({C});
+  Tensor ref = at::zeros({B, T, C}, f64());
+  auto X = x.accessor<double, 3>();
+  auto W = w.accessor<double, 2>();
+  auto Bb = b.accessor<double, 1>();
+  auto R = ref.accessor<double, 3>();
+  for (int i = 0; i < B; ++i)
+    for (int t = 0; t < T; ++t)
+      for (int c = 0; c < C; ++c) {
+        double acc = Bb[c];
+        for (int j = 0; j < K; ++j)
+          if (t - K + 1 + j >= 0)
+            acc += W[c][j] * X[i][t - K + 1 + j][c];
+        R[i][t][c] = acc;
+      }
+  EXPECT_LT(maxDiff(causalConv(x, w, b), ref), 1e-12);
+  checkGradients([](const std::vector<Tensor> &a) { return causalConv(a[0], a[1], a[2]); }, {x, w, b});
+}
+
+TEST_F(Primitives, LongConv) {
+  int B = 2, T = 5, C = 3, L = 8;
+  Tensor x = rnd({B, T, C}), h = rnd({L, C});
+  Tensor ref = at::zeros({B, T, C}, f64());
+  auto X = x.accessor<double, 3>();
+  auto H = h.accessor<double, 2>();
+  auto R = ref.accessor<double, 3>();
+  for (int i = 0; i < B; ++i)
+    for (int t = 0; t < T; ++t)
+      for (int c = 0; c < C; ++c)
+        for (int s = 0; s <= t; ++s)
+          R[i][t][c] += H[s][c] * X[i][t - s][c];
+  EXPECT_LT(maxDiff(longConv(x, h), ref), 1e-10);
+  checkGradients([](const std::vector<Tensor> &a) { return longConv(a[0], a[1]); }, {x, h});
+}
+
+TEST_F(Primitives, ShiftKernelIsCircularCrossCorrelation) {
+  int C = 3, N = 6, T = 4;
+  Tensor b = rnd({C, N}), c = rnd({C, N});
+  Tensor ref = at::zeros({T, C}, f64());
+  auto Bb = b.accessor<double, 2>(), Cc = c.accessor<double, 2>();
+  auto R = ref.accessor<double, 2>();
+  for (int ch = 0; ch < C; ++ch)
+    for (int l = 0; l < T; ++l)
+      for (int m = 0; m < N; ++m)
+        R[l][ch] += Bb[ch][m] * Cc[ch][(m + l) % N];
+  EXPECT_LT(maxDiff(shiftKernel(b, c, T), ref), 1e-10);
+  // With B = e₁ the kernel is C itself (paper-spec §3.5).
+  Tensor e1 = at::zeros({C, N}, f64());
+  e1.select(1, 0).fill_(1.0);
+  EXPECT_LT(maxDiff(shiftKernel(e1, c, T), c.slice(1, 0, T).t()), 1e-10);
+  checkGradients([T](const std::vector<Tensor> &a) { return shiftKernel(a[0], a[1], T); }, {b, c});
+}
+
+TEST_F(Primitives, DiagSSMKernel) {
+  int H = 2, N = 3, T = 5;
+  Tensor logDt = rnd({H}, 0.3) - 2.0, logAReal = rnd({H, N}, 0.2), aImag = rnd({H, N}),
+         c = rnd({H, N, 2});
+  Tensor ref = at::zeros({T, H}, f64());
+  auto R = ref.accessor<double, 2>();
+  for (int h = 0; h < H; ++h)
+    for (int n = 0; n < N; ++n) {
+      std::complex<double> A(-std::exp(logAReal[h][n].item<double>()), aImag[h][n].item<double>());
+      double dt = std::exp(logDt[h].item<double>());
+      std::complex<double> dA = (1.0 + dt * A / 2.0) / (1.0 - dt * A / 2.0);
+      std::complex<double> Cn(c[h][n][0].item<double>(), c[h][n][1].item<double>());
+      std::complex<double> Ct = Cn * dt / (1.0 - dt * A / 2.0);
+      for (int l = 0; l < T; ++l)
+        R[l][h] += 2.0 * std::real(Ct * std::pow(dA, l));
+    }
+  EXPECT_LT(maxDiff(diagSSMKernel(logDt, logAReal, aImag, c, T), ref), 1e-10);
+  checkGradients([T](const std::vector<Tensor> &a) { return diagSSMKernel(a[0], a[1], a[2], a[3], T); },
+                 {logDt, logAReal, aImag, c});
+  // The per-head kernel convolves each of the head's channels.
+  Tensor x = rnd({2, T, H, 2});
+  Tensor y = diagSSM(x, logDt, logAReal, aImag, c);
+  Tensor k = diagSSMKernel(logDt, logAReal, aImag, c, T);
+  Tensor expect = longConv(x.select(3, 1), k);
+  EXPECT_LT(maxDiff(y.select(3, 1), expect), 1e-10);
+}
+
+TEST_F(Primitives, SoftmaxAttention) {
+  int B = 2, T = 5, K = 3, V = 4;
+  Tensor q = rnd({B, T, K}), k = rnd({B, T, K}), v = rnd({B, T, V});
+  Tensor ref = at::zeros({B, T, V}, f64());
+  for (int b = 0; b < B; ++b)
+    for (int i = 0; i < T; ++i) {
+      std::vector<double> s(i + 1);
+      double mx = -1e300, z = 0;
+      for (int j = 0; j <= i; ++j) {
+        s[j] = (q[b][i] * k[b][j]).sum().item<double>() / std::sqrt(double(K));
+        mx = std::max(mx, s[j]);
+      }
+      for (int j = 0; j <= i; ++j)
+        z += std::exp(s[j] - mx);
+      for (int j = 0; j <= i; ++j)
+        ref[b][i] += std::exp(s[j] - mx) / z * v[b][j];
+    }
+  EXPECT_LT(maxDiff(softmaxAttention(q, k, v), ref), 1e-12);
+  checkGradients([](const std::vector<Tensor> &a) { return softmaxAttention(a[0], a[1], a[2]); }, {q, k, v});
+}
+
+TEST_F(Primitives, TaylorFeatureMapApproximatesExp) {
+  int F = 8;
+  Tensor q = rnd({1, 1, F}, 0.3), k = rnd({1, 1, F}, 0.3);
+  double dot = (q * k).sum().item<double>();
+  double phi = (taylorMap(q) * taylorMap(k)).sum().item<double>();
+  // φ(q)·φ(k) = 1 + q·k/√F + (q·k)²/(2F) exactly (paper-spec §3.4).
+  EXPECT_NEAR(phi, 1 + dot / std::sqrt(double(F)) + dot * dot / (2.0 * F), 1e-12);
+  EXPECT_EQ(taylorMap(q).size(-1), 1 + F + F * F);
+  checkGradients([](const std::vector<Tensor> &a) { return taylorMap(a[0]); }, {rnd({2, 3, 3})});
+}
+
+TEST_F(Primitives, LinearAttention) {
+  int B = 2, T = 5, F = 3, V = 2;
+  Tensor q = rnd({B, T, F}).abs(), k = rnd({B, T, F}).abs(), v = rnd({B, T, V});
+  Tensor ref = at::zeros({B, T, V}, f64());
+  for (int b = 0; b < B; ++b)
+    for (int i = 0; i < T; ++i) {
+      Tensor num = at::zeros({V}, f64());
+      double den = 0;
+      for (int j = 0; j <= i; ++j) {
+        double a = (q[b][i] * k[b][j]).sum().item<double>();
+        num += a * v[b][j];
+        den += a;
+      }
+      ref[b][i] = num / (den + 1e-12);
+    }
+  EXPECT_LT(maxDiff(linearAttention(q, k, v, 1e-12), ref), 1e-12);
+  checkGradients([](const std::vector<Tensor> &a) { return linearAttention(a[0], a[1], a[2], 1e-12); },
+                 {q, k, v});
+}
+
+TEST_F(Primitives, SelectiveScan) {
+  int B = 2, T = 5, D = 3, N = 4;
+  Tensor x = rnd({B, T, D}), delta = at::softplus(rnd({B, T, D})), A = -at::exp(rnd({D, N}, 0.5)),
+         Bm = rnd({B, T, N}), Cm = rnd({B, T, N}), Dv = rnd({D});
+  Tensor ref = at::zeros({B, T, D}, f64());
+  auto X = x.accessor<double, 3>(), Dl = delta.accessor<double, 3>();
+  auto Aa = A.accessor<double, 2>();
+  auto BB = Bm.accessor<double, 3>(), CC = Cm.accessor<double, 3>();
+  auto R = ref.accessor<double, 3>();
+  for (int b = 0; b < B; ++b)
+    for (int d = 0; d < D; ++d) {
+      std::vector<double> s(N, 0.0);
+      for (int t = 0; t < T; ++t) {
+        double y = Dv[d].item<double>() * X[b][t][d];
+        for (int n = 0; n < N; ++n) {
+          s[n] = std::exp(Dl[b][t][d] * Aa[d][n]) * s[n] + Dl[b][t][d] * BB[b][t][n] * X[b][t][d];
+          y += CC[b][t][n] * s[n];
+        }
+        R[b][t][d] = y;
+      }
+    }
+  EXPECT_LT(maxDiff(selectiveScan(x, delta, A, Bm, Cm, Dv), ref), 1e-12);
+  checkGradients([](const std::vector<Tensor> &a) {
+    return selectiveScan(a[0], a[1], a[2], a[3], a[4], a[5]);
+  }, {x, delta, A, Bm, Cm, Dv});
+}
+
+TEST_F(Primitives, SelectiveScanFloat32MatchesDouble) {
+  Tensor x = rnd({3, 7, 4}), delta = at::softplus(rnd({3, 7, 4})), A = -at::exp(rnd({4, 5})),
+         Bm = rnd({3, 7, 5}), Cm = rnd({3, 7, 5}), Dv = rnd({4});
+  Tensor y64 = selectiveScan(x, delta, A, Bm, Cm, Dv);
+  Tensor y32 = selectiveScan(x.to(at::kFloat), delta.to(at::kFloat), A.to(at::kFloat),
+                             Bm.to(at::kFloat), Cm.to(at::kFloat), Dv.to(at::kFloat));
+  EXPECT_LT(maxDiff(y32.to(at::kDouble), y64), 1e-4);
+}
+
+TEST_F(Primitives, DeltaRule) {
+  int B = 2, T = 5, K = 3, V = 2;
+  Tensor q = rnd({B, T, K}), k = l2Norm(rnd({B, T, K}), 1e-6), v = rnd({B, T, V}),
+         beta = at::sigmoid(rnd({B, T, 1}));
+  Tensor ref = at::zeros({B, T, V}, f64());
+  for (int b = 0; b < B; ++b) {
+    std::vector<std::vector<double>> S(V, std::vector<double>(K, 0.0));
+    for (int t = 0; t < T; ++t) {
+      double bt = beta[b][t][0].item<double>();
+      // S ← S (I − β k kᵀ) + β v kᵀ
+      std::vector<double> Sk(V, 0.0);
+      for (int i = 0; i < V; ++i)
+        for (int j = 0; j < K; ++j)
+          Sk[i] += S[i][j] * k[b][t][j].item<double>();
+      for (int i = 0; i < V; ++i)
+        for (int j = 0; j < K; ++j)
+          S[i][j] += bt * (v[b][t][i].item<double>() - Sk[i]) * k[b][t][j].item<double>();
+      for (int i = 0; i < V; ++i) {
+        double o = 0;
+        for (int j = 0; j < K; ++j)
+          o += S[i][j] * q[b][t][j].item<double>();
+        ref[b][t][i] = o;
+      }
+    }
+  }
+  EXPECT_LT(maxDiff(deltaRule(q, k, v, beta), ref), 1e-12);
+  checkGradients([](const std::vector<Tensor> &a) { return deltaRule(a[0], a[1], a[2], a[3]); },
+                 {q, k, v, beta});
+}
+
+TEST_F(Primitives, Norms) {
+  Tensor x = rnd({2, 3, 4}), w = rnd({4});
+  Tensor rms = at::zeros_like(x), l2 = at::zeros_like(x);
+  for (int b = 0; b < 2; ++b)
+    for (int t = 0; t < 3; ++t) {
+      double ss = 0;
+      for (int d = 0; d < 4; ++d)
+        ss += std::pow(x[b][t][d].item<double>(), 2);
+      for (int d = 0; d < 4; ++d) {
+        rms[b][t][d] = x[b][t][d].item<double>() / std::sqrt(ss / 4 + 1e-5) * w[d].item<double>();
+        l2[b][t][d] = x[b][t][d].item<double>() / std::sqrt(ss + 1e-6);
+      }
+    }
+  EXPECT_LT(maxDiff(rmsNorm(x, w, 1e-5), rms), 1e-12);
+  EXPECT_LT(maxDiff(l2Norm(x, 1e-6), l2), 1e-12);
+  checkGradients([](const std::vector<Tensor> &a) { return rmsNorm(a[0], a[1], 1e-5); }, {x, w});
+  checkGradients([](const std::vector<Tensor> &a) { return l2Norm(a[0], 1e-6); }, {x});
+}
