@@ -3,6 +3,8 @@
 //   mixc compile FILE.mix [--model M] [--config k=v]... [--emit=ast|mlir-import|mlir|graph] [-o OUT]
 //   mixc params  FILE.mix... [--config k=v]...    trainable parameter count per model
 //   mixc names   FILE.mix [--config k=v]...       every node name of the compiled graph
+//   mixc train   [CONFIG.toml] [--resume] [--quiet] [--out DIR]   (no config: built-in default)
+//   mixc eval    RUN_DIR|CHECKPOINT [--size N]
 //
 // Exit status: 0 success, 1 an error in the input (printed with its
 // location), 2 bad command-line usage.
@@ -11,6 +13,8 @@
 #include "dsl/Frontend.h"
 #include "mix/Compiler.h"
 #include "runtime/graph/Graph.h"
+#include "runtime/train/Config.h"
+#include "runtime/train/Trainer.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -27,12 +31,18 @@ commands:
   compile FILE.mix   compile a model; --emit=ast|mlir-import|mlir|graph (default graph)
   params FILE.mix... print each model's trainable parameter count
   names FILE.mix     print every node name of the compiled model
+  train [CONFIG]     train a model on a task (TOML config; none: the built-in default run)
+  eval RUN|CKPT      accuracy of a trained checkpoint on the test set
 
 options:
   --model NAME       the model to compile (default: the file's last model)
   --config k=v       set a model parameter (repeatable), e.g. --config d=64
   -I DIR             also look for imports in DIR
   -o FILE            write the output to FILE (atomically) instead of stdout
+  --resume           train: continue the run in the config's output dir
+  --quiet            train: no progress bar
+  --out DIR          train: override [output] dir
+  --size N           eval: number of test documents (default: as trained)
 )";
 
 struct Options {
@@ -43,6 +53,9 @@ struct Options {
   std::vector<std::string> includeDirs;
   std::string emit = "graph";
   std::string output;
+  bool resume = false, quiet = false;
+  std::string outDir;
+  int64_t size = 0;
 };
 
 int usage(const std::string &problem) {
@@ -90,6 +103,20 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.includeDirs.push_back(value("-I"));
     } else if (a == "-o") {
       o.output = value("-o");
+    } else if (a == "--resume") {
+      o.resume = true;
+    } else if (a == "--quiet") {
+      o.quiet = true;
+    } else if (is("--out")) {
+      o.outDir = value("--out");
+    } else if (is("--size")) {
+      std::string v = value("--size");
+      char *end = nullptr;
+      o.size = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end || o.size <= 0) {
+        problem = "--size expects a positive integer, got '" + v + "'";
+        return false;
+      }
     } else if (!a.empty() && a[0] == '-') {
       problem = "unknown option '" + a + "'";
       return false;
@@ -199,6 +226,49 @@ int cmdNames(const Options &o) {
   }
   return emit(o, ss.str());
 }
+int cmdTrain(const Options &o) {
+  if (o.files.size() > 1)
+    return usage("train takes at most one config file");
+  std::string text, path = "<built-in default config>", baseDir = ".";
+  if (o.files.empty()) {
+    text = mixc::train::defaultConfigText();
+  } else {
+    path = o.files[0];
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      std::cerr << "error: cannot open config \"" << path << "\"\n";
+      return 1;
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+    baseDir = std::filesystem::path(path).parent_path().string();
+  }
+  mixc::train::TrainConfig config;
+  std::string error;
+  if (!mixc::train::parseConfig(text, path, baseDir, MIXC_SOURCE_ROOT, config, error) ||
+      !mixc::train::bindTaskToModel(config, error)) {
+    std::cerr << error << "\n";
+    return 1;
+  }
+  if (!o.outDir.empty())
+    config.outDir = o.outDir;
+  Options compile = o;
+  compile.model = config.modelName;
+  compile.config.clear();
+  for (const auto &[k, v] : config.modelConfig)
+    compile.config.push_back({k, v});
+  mix::CompileResult result;
+  if (!compileFile(compile, config.modelFile, result))
+    return 1;
+  return mixc::train::train(config, result.graph, {o.resume, o.quiet});
+}
+
+int cmdEval(const Options &o) {
+  if (o.files.size() != 1)
+    return usage("eval takes one run folder or checkpoint");
+  return mixc::train::evaluate(o.files[0], o.size, std::cout);
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -216,5 +286,9 @@ int main(int argc, char **argv) {
     return cmdParams(o);
   if (o.command == "names")
     return cmdNames(o);
+  if (o.command == "train")
+    return cmdTrain(o);
+  if (o.command == "eval")
+    return cmdEval(o);
   return usage("unknown command '" + o.command + "'");
 }

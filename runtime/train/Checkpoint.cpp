@@ -1,0 +1,122 @@
+#include "runtime/train/Checkpoint.h"
+
+#include <torch/serialize.h>
+
+#include <cstdio>
+#include <fcntl.h>
+#include <filesystem>
+#include <unistd.h>
+
+namespace mixc::train {
+
+namespace {
+void fsyncPath(const std::string &path, int flags) {
+  int fd = ::open(path.c_str(), flags);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+} // namespace
+
+void saveCheckpoint(const std::string &path, const rt::Model &model,
+                    const torch::optim::AdamW *optimizer, const CheckpointMeta &meta) {
+  torch::serialize::OutputArchive archive;
+  archive.write("format", c10::IValue(std::string("mixc-checkpoint-1")));
+  archive.write("step", c10::IValue(meta.step));
+  archive.write("config", c10::IValue(meta.configText));
+  archive.write("graph", c10::IValue(meta.graphJson));
+  torch::serialize::OutputArchive weights;
+  for (const auto &[name, t] : model.tensors())
+    weights.write(name, t.detach(), /*is_buffer=*/true);
+  archive.write("weights", weights);
+  if (optimizer) {
+    torch::serialize::OutputArchive opt;
+    optimizer->save(opt);
+    archive.write("optimizer", opt);
+  }
+  std::string tmp = path + ".tmp";
+  archive.save_to(tmp);
+  fsyncPath(tmp, O_RDONLY);
+  std::filesystem::rename(tmp, path);
+  fsyncPath(std::filesystem::path(path).parent_path().string().empty()
+                ? "."
+                : std::filesystem::path(path).parent_path().string(),
+            O_RDONLY | O_DIRECTORY);
+}
+
+namespace {
+bool readMeta(torch::serialize::InputArchive &archive, CheckpointMeta &meta, std::string &error) {
+  c10::IValue format, step, config, graph;
+  if (!archive.try_read("format", format) || !format.isString() ||
+      format.toStringRef() != "mixc-checkpoint-1") {
+    error = "not a mixc checkpoint (or an unsupported version)";
+    return false;
+  }
+  if (!archive.try_read("step", step) || !archive.try_read("config", config) ||
+      !archive.try_read("graph", graph)) {
+    error = "checkpoint lacks its step, config or graph";
+    return false;
+  }
+  meta.step = step.toInt();
+  meta.configText = config.toStringRef();
+  meta.graphJson = graph.toStringRef();
+  return true;
+}
+} // namespace
+
+bool readCheckpointMeta(const std::string &path, CheckpointMeta &meta, std::string &error) {
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    return readMeta(archive, meta, error);
+  } catch (const std::exception &e) {
+    error = "cannot read checkpoint " + path + " (truncated or corrupt?)";
+    return false;
+  }
+}
+
+bool loadCheckpoint(const std::string &path, rt::Model &model, torch::optim::AdamW *optimizer,
+                    CheckpointMeta &meta, std::string &error) {
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    if (!readMeta(archive, meta, error))
+      return false;
+    torch::serialize::InputArchive weights;
+    archive.read("weights", weights);
+    torch::NoGradGuard noGrad;
+    for (const auto &[name, t] : model.tensors()) {
+      at::Tensor saved;
+      if (!weights.try_read(name, saved, /*is_buffer=*/true)) {
+        error = "checkpoint has no tensor '" + name + "'";
+        return false;
+      }
+      if (saved.sizes() != t.sizes()) {
+        error = "checkpoint tensor '" + name + "' has shape " + c10::str(saved.sizes()) +
+                ", the model expects " + c10::str(t.sizes());
+        return false;
+      }
+      if (!at::isfinite(saved).all().item<bool>()) {
+        error = "checkpoint tensor '" + name + "' contains NaN or infinite values";
+        return false;
+      }
+      const_cast<at::Tensor &>(t).copy_(saved);
+    }
+    if (optimizer) {
+      torch::serialize::InputArchive opt;
+      if (!archive.try_read("optimizer", opt)) {
+        error = "checkpoint has no optimiser state (cannot resume)";
+        return false;
+      }
+      optimizer->load(opt);
+    }
+    return true;
+  } catch (const std::exception &e) {
+    error = "cannot read checkpoint " + path + " (truncated or corrupt?): " +
+            std::string(e.what()).substr(0, 200);
+    return false;
+  }
+}
+
+} // namespace mixc::train

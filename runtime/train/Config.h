@@ -1,0 +1,54 @@
+//===- Config.h - training run configuration --------------------*- C++ -*-===//
+#ifndef MIXC_RUNTIME_TRAIN_CONFIG_H
+#define MIXC_RUNTIME_TRAIN_CONFIG_H
+
+#include "runtime/tasks/AR.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mixc::train {
+
+/// Everything `mixc train` needs (paper-spec §4 defaults). Plain C++.
+struct TrainConfig {
+  // [model]
+  std::string modelFile;  // resolved path of the .mix file
+  std::string modelName;  // empty: the file's last model
+  std::vector<std::pair<std::string, std::string>> modelConfig; // [model.config]
+  // [task]
+  std::string task = "ar";
+  tasks::ARConfig ar;
+  std::string cacheDir;   // empty: no cache
+  // [train]
+  int64_t epochs = 16;
+  int64_t batchSize = 32;
+  double lr = 1e-3;
+  double warmup = 0.1;            // fraction of all steps
+  std::string schedule = "cosine"; // or "linear" decay after warm-up
+  uint64_t seed = 42;
+  int64_t evalEvery = 200;
+  int64_t evalSize = 320;
+  int64_t evalBatch = 64;
+  int64_t checkpointEvery = 1000;
+  int64_t maxSteps = 0;           // 0: epochs × steps per epoch
+  int64_t threads = 0;            // 0: all cores
+  // [output]
+  std::string outDir = "runs/run";
+
+  std::string text; // the TOML the run was configured with
+};
+
+/// Parses TOML text. Unknown sections/keys and wrong types are errors of
+/// the form `file:line:col: error: ...` (with the valid keys named); returns
+/// false and sets `error`. Relative paths are resolved against `baseDir`,
+/// then `projectRoot`.
+bool parseConfig(const std::string &text, const std::string &path, const std::string &baseDir,
+                 const std::string &projectRoot, TrainConfig &config, std::string &error);
+
+/// The built-in default run: small attention on a reduced AR (the main job).
+std::string defaultConfigText();
+
+} // namespace mixc::train
+
+#endif

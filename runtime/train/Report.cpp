@@ -1,0 +1,149 @@
+#include "runtime/train/Report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+namespace mixc::train {
+
+Progress::Progress(int64_t total, bool quiet)
+    : total_(std::max<int64_t>(total, 1)), quiet_(quiet), tty_(::isatty(2)) {}
+
+std::string formatDuration(double s) {
+  if (!std::isfinite(s) || s < 0)
+    return "?";
+  char buf[32];
+  int64_t t = static_cast<int64_t>(s + 0.5);
+  if (t >= 3600)
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", (long long)(t / 3600), (long long)(t / 60 % 60));
+  else if (t >= 60)
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", (long long)(t / 60), (long long)(t % 60));
+  else
+    std::snprintf(buf, sizeof buf, "%llds", (long long)t);
+  return buf;
+}
+
+void Progress::update(int64_t step, double loss, double acc, double tps, double eta) {
+  if (quiet_)
+    return;
+  int64_t every = std::max<int64_t>(total_ / 20, 1);
+  if (!tty_ && step / every == lastLogged_ && step != total_)
+    return;
+  lastLogged_ = step / every;
+  const int width = 24;
+  int filled = static_cast<int>(width * step / total_);
+  std::string bar(filled, '#');
+  bar.resize(width, '.');
+  char line[256];
+  std::snprintf(line, sizeof line, "[%s] %lld/%lld loss %.4f acc %.3f  %.0f tok/s  ETA %s",
+                bar.c_str(), (long long)step, (long long)total_, loss, acc, tps,
+                formatDuration(eta).c_str());
+  if (tty_)
+    std::cerr << "\r" << line << "\033[K" << std::flush;
+  else
+    std::cerr << line << "\n";
+}
+
+void Progress::finish() {
+  if (!quiet_ && tty_)
+    std::cerr << "\n";
+}
+
+void writeFileAtomically(const std::string &path, const std::string &text) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush())
+      throw std::runtime_error("cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+void writeMetricsCsv(const std::string &path, const std::vector<MetricsRow> &rows) {
+  std::ostringstream ss;
+  ss << "step,epoch,lr,train_loss,train_acc,eval_acc,eval_prob,tokens_per_s,elapsed_s\n";
+  char buf[256];
+  for (const MetricsRow &r : rows) {
+    std::snprintf(buf, sizeof buf, "%lld,%.4f,%.6g,%.6f,%.6f,%.6f,%.6f,%.1f,%.2f\n",
+                  (long long)r.step, r.epoch, r.lr, r.trainLoss, r.trainAcc, r.evalAcc,
+                  r.evalProb, r.tokensPerSec, r.elapsed);
+    ss << buf;
+  }
+  writeFileAtomically(path, ss.str());
+}
+
+std::vector<MetricsRow> readMetricsCsv(const std::string &path) {
+  std::vector<MetricsRow> rows;
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line); // header
+  while (std::getline(in, line)) {
+    MetricsRow r;
+    long long step = 0;
+    if (std::sscanf(line.c_str(), "%lld,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &step, &r.epoch, &r.lr,
+                    &r.trainLoss, &r.trainAcc, &r.evalAcc, &r.evalProb, &r.tokensPerSec,
+                    &r.elapsed) == 9) {
+      r.step = step;
+      rows.push_back(r);
+    }
+  }
+  return rows;
+}
+
+namespace {
+/// One panel: a polyline of (step, value) scaled into the box.
+std::string panel(const std::vector<MetricsRow> &rows, double MetricsRow::*field,
+                  const std::string &label, double x0, double y0, double w, double h,
+                  bool unitRange) {
+  std::ostringstream s;
+  double maxStep = rows.empty() ? 1 : std::max<double>(1, rows.back().step);
+  double lo = unitRange ? 0 : 1e300, hi = unitRange ? 1 : -1e300;
+  if (!unitRange)
+    for (const MetricsRow &r : rows) {
+      lo = std::min(lo, r.*field);
+      hi = std::max(hi, r.*field);
+    }
+  if (!(hi > lo)) {
+    lo = unitRange ? 0 : lo - 1;
+    hi = lo + (unitRange ? 1 : 2);
+  }
+  s << "<rect x='" << x0 << "' y='" << y0 << "' width='" << w << "' height='" << h
+    << "' fill='none' stroke='#888'/>\n";
+  s << "<text x='" << x0 << "' y='" << y0 - 6 << "' font-size='13'>" << label << "</text>\n";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", hi);
+  s << "<text x='" << x0 - 4 << "' y='" << y0 + 10 << "' font-size='10' text-anchor='end'>" << buf << "</text>\n";
+  std::snprintf(buf, sizeof buf, "%.3g", lo);
+  s << "<text x='" << x0 - 4 << "' y='" << y0 + h << "' font-size='10' text-anchor='end'>" << buf << "</text>\n";
+  s << "<text x='" << x0 + w << "' y='" << y0 + h + 14 << "' font-size='10' text-anchor='end'>step "
+    << static_cast<long long>(maxStep) << "</text>\n";
+  s << "<polyline fill='none' stroke='#1f77b4' stroke-width='1.5' points='";
+  for (const MetricsRow &r : rows) {
+    double x = x0 + w * r.step / maxStep;
+    double y = y0 + h * (1 - (r.*field - lo) / (hi - lo));
+    s << x << "," << y << " ";
+  }
+  s << "'/>\n";
+  return s.str();
+}
+} // namespace
+
+void writeCurvesSvg(const std::string &path, const std::string &title,
+                    const std::vector<MetricsRow> &rows) {
+  std::ostringstream s;
+  s << "<svg xmlns='http://www.w3.org/2000/svg' width='720' height='300' font-family='sans-serif'>\n";
+  s << "<rect width='720' height='300' fill='white'/>\n";
+  s << "<text x='360' y='20' font-size='14' text-anchor='middle'>" << title << "</text>\n";
+  s << panel(rows, &MetricsRow::trainLoss, "train loss", 60, 50, 280, 210, false);
+  s << panel(rows, &MetricsRow::evalAcc, "eval accuracy", 410, 50, 280, 210, true);
+  s << "</svg>\n";
+  writeFileAtomically(path, s.str());
+}
+
+} // namespace mixc::train

@@ -1,0 +1,48 @@
+//===- Report.h - progress bar, metrics CSV, SVG curves ---------*- C++ -*-===//
+#ifndef MIXC_RUNTIME_TRAIN_REPORT_H
+#define MIXC_RUNTIME_TRAIN_REPORT_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mixc::train {
+
+/// One evaluation point of a run.
+struct MetricsRow {
+  int64_t step = 0;
+  double epoch = 0, lr = 0, trainLoss = 0, trainAcc = 0, evalAcc = 0, evalProb = 0;
+  double tokensPerSec = 0, elapsed = 0;
+};
+
+/// A one-line progress bar on stderr: redrawn in place on a terminal, a
+/// line every ~5% otherwise (logs, CI).
+class Progress {
+public:
+  Progress(int64_t total, bool quiet);
+  void update(int64_t step, double loss, double acc, double tokensPerSec, double etaSec);
+  void finish();
+
+private:
+  int64_t total_;
+  bool quiet_, tty_;
+  int64_t lastLogged_ = -1;
+};
+
+std::string formatDuration(double seconds);
+
+/// metrics.csv: header + rows (rewritten whole, via a temporary file).
+void writeMetricsCsv(const std::string &path, const std::vector<MetricsRow> &rows);
+/// Reads rows back (for --resume); missing file: empty.
+std::vector<MetricsRow> readMetricsCsv(const std::string &path);
+
+/// curves.svg: training loss and eval accuracy against step.
+void writeCurvesSvg(const std::string &path, const std::string &title,
+                    const std::vector<MetricsRow> &rows);
+
+/// Writes `text` to `path` atomically (temporary file + rename).
+void writeFileAtomically(const std::string &path, const std::string &text);
+
+} // namespace mixc::train
+
+#endif

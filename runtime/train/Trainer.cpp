@@ -1,0 +1,287 @@
+//===- Trainer.cpp - the training loop and evaluation -----------------------===//
+//
+// paper-spec §4: AdamW (β = (0.9, 0.999), ε = 1e-8, no weight decay), linear
+// warm-up over the first 10% of steps then cosine (or linear) decay to 0,
+// batch 32, each epoch walking the fixed training set in the same order;
+// loss and accuracy only at the answer (logits at the query position).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/train/Trainer.h"
+#include "runtime/core/Model.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/train/Report.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+
+namespace mixc::train {
+namespace fs = std::filesystem;
+
+namespace {
+volatile std::sig_atomic_t gStop = 0;
+void onSignal(int) { gStop = 1; }
+
+struct TaskTensors {
+  at::Tensor tokens, readout, target; // [N, T], [N], [N] int64
+};
+
+TaskTensors toTensors(const tasks::Dataset &d) {
+  auto i32 = at::TensorOptions().dtype(at::kInt);
+  int64_t n = d.size();
+  return {at::from_blob(const_cast<int32_t *>(d.tokens.data()), {n, d.seqLen}, i32).to(at::kLong),
+          at::from_blob(const_cast<int32_t *>(d.readout.data()), {n}, i32).to(at::kLong),
+          at::from_blob(const_cast<int32_t *>(d.target.data()), {n}, i32).to(at::kLong)};
+}
+
+double learningRate(const TrainConfig &c, int64_t step, int64_t total) {
+  int64_t warm = static_cast<int64_t>(c.warmup * static_cast<double>(total));
+  if (step < warm)
+    return c.lr * static_cast<double>(step) / static_cast<double>(std::max<int64_t>(1, warm));
+  double progress = static_cast<double>(step - warm) / static_cast<double>(std::max<int64_t>(1, total - warm));
+  if (c.schedule == "linear")
+    return c.lr * std::max(0.0, 1.0 - progress);
+  return c.lr * std::max(0.0, 0.5 * (1.0 + std::cos(M_PI * progress)));
+}
+
+struct EvalResult {
+  double accuracy = 0, probability = 0;
+};
+
+/// Accuracy (argmax over the full vocabulary) and mean p(answer) on the
+/// first n documents.
+EvalResult evaluateOn(const rt::Model &m, const TaskTensors &t, int64_t n, int64_t batch) {
+  torch::NoGradGuard noGrad;
+  n = std::min<int64_t>(n, t.tokens.size(0));
+  double correct = 0, prob = 0;
+  for (int64_t i = 0; i < n; i += batch) {
+    int64_t j = std::min(n, i + batch);
+    rt::Model::Options o;
+    o.readout = t.readout.slice(0, i, j);
+    at::Tensor logits = m.forward(t.tokens.slice(0, i, j), o).squeeze(1);
+    at::Tensor target = t.target.slice(0, i, j);
+    correct += (logits.argmax(-1) == target).sum().item<double>();
+    prob += at::softmax(logits, -1).gather(1, target.unsqueeze(1)).sum().item<double>();
+  }
+  return {correct / static_cast<double>(n), prob / static_cast<double>(n)};
+}
+
+std::unique_ptr<rt::Model> buildModel(const graph::Graph &g) {
+  std::string error;
+  std::unique_ptr<rt::Model> m = rt::Model::create(g, error);
+  if (!m)
+    std::cerr << "error: cannot run the model: " << error << "\n";
+  return m;
+}
+
+void setThreads(int64_t threads) {
+  int64_t n = threads > 0 ? threads : static_cast<int64_t>(std::thread::hardware_concurrency());
+  at::set_num_threads(static_cast<int>(std::max<int64_t>(n, 1)));
+}
+} // namespace
+
+bool bindTaskToModel(TrainConfig &c, std::string &error) {
+  std::string vocab = std::to_string(c.ar.vocabSize());
+  for (auto &[k, v] : c.modelConfig)
+    if (k == "vocab") {
+      if (v != vocab) {
+        error = "[model.config] vocab = " + v + ", but the task's vocabulary has " + vocab +
+                " tokens; leave vocab out to have it set";
+        return false;
+      }
+      return true;
+    }
+  c.modelConfig.push_back({"vocab", vocab});
+  return true;
+}
+
+int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
+  setThreads(c.threads);
+  std::unique_ptr<rt::Model> model = buildModel(g);
+  if (!model)
+    return 1;
+  std::error_code ec;
+  fs::create_directories(c.outDir, ec);
+  if (ec) {
+    std::cerr << "error: cannot create " << c.outDir << ": " << ec.message() << "\n";
+    return 1;
+  }
+  const std::string ckptPath = (fs::path(c.outDir) / "checkpoint.pt").string();
+  const std::string csvPath = (fs::path(c.outDir) / "metrics.csv").string();
+  const std::string svgPath = (fs::path(c.outDir) / "curves.svg").string();
+  const std::string graphJson = graph::toJson(g);
+
+  auto loadStart = std::chrono::steady_clock::now();
+  tasks::ARData data = tasks::makeAR(c.ar, c.cacheDir);
+  TaskTensors trainSet = toTensors(data.train), testSet = toTensors(data.test);
+  double loadSec = std::chrono::duration<double>(std::chrono::steady_clock::now() - loadStart).count();
+
+  model->initParameters(c.seed);
+  torch::optim::AdamW optimizer(model->trainable(), torch::optim::AdamWOptions(c.lr)
+                                                        .betas({0.9, 0.999})
+                                                        .eps(1e-8)
+                                                        .weight_decay(0.0));
+  const int64_t stepsPerEpoch = std::max<int64_t>(1, trainSet.tokens.size(0) / c.batchSize);
+  int64_t total = c.epochs * stepsPerEpoch;
+  if (c.maxSteps > 0)
+    total = std::min(total, c.maxSteps);
+
+  int64_t step = 0;
+  std::vector<MetricsRow> rows;
+  if (opts.resume) {
+    CheckpointMeta meta;
+    std::string error;
+    if (!readCheckpointMeta(ckptPath, meta, error)) {
+      std::cerr << "error: --resume: " << error << "\n";
+      return 1;
+    }
+    if (meta.graphJson != graphJson) {
+      std::cerr << "error: --resume: " << ckptPath << " was written for a different model\n";
+      return 1;
+    }
+    if (!loadCheckpoint(ckptPath, *model, &optimizer, meta, error)) {
+      std::cerr << "error: --resume: " << error << "\n";
+      return 1;
+    }
+    step = meta.step;
+    for (const MetricsRow &r : readMetricsCsv(csvPath))
+      if (r.step <= step)
+        rows.push_back(r);
+    std::cerr << "resuming " << c.outDir << " at step " << step << "/" << total << "\n";
+  } else if (fs::exists(ckptPath)) {
+    std::cerr << "error: " << c.outDir << " already holds a run (checkpoint.pt); pass --resume "
+              << "to continue it, or choose another [output] dir\n";
+    return 1;
+  }
+  writeFileAtomically((fs::path(c.outDir) / "config.toml").string(), c.text);
+  writeFileAtomically((fs::path(c.outDir) / "graph.json").string(), graphJson);
+
+  std::cerr << "training " << g.model << " (" << graph::parameterCount(g) << " parameters) on AR: "
+            << trainSet.tokens.size(0) << " documents of " << trainSet.tokens.size(1)
+            << " tokens, vocabulary " << c.ar.vocabSize() << " (data ready in "
+            << formatDuration(loadSec) << "); " << total << " steps, " << at::get_num_threads()
+            << " threads\n";
+
+  gStop = 0;
+  auto oldInt = std::signal(SIGINT, onSignal);
+  auto oldTerm = std::signal(SIGTERM, onSignal);
+  auto restoreSignals = [&] {
+    std::signal(SIGINT, oldInt);
+    std::signal(SIGTERM, oldTerm);
+  };
+  auto record = [&](double loss, double acc, double tps, double elapsed) {
+    EvalResult e = evaluateOn(*model, testSet, c.evalSize, c.evalBatch);
+    MetricsRow r{step, static_cast<double>(step) / stepsPerEpoch, learningRate(c, step, total),
+                 loss, acc, e.accuracy, e.probability, tps, elapsed};
+    rows.push_back(r);
+    writeMetricsCsv(csvPath, rows);
+    writeCurvesSvg(svgPath, g.model + " on AR", rows);
+    return e;
+  };
+  if (step == 0 && rows.empty())
+    record(std::log(static_cast<double>(c.ar.vocabSize())), 0, 0, 0);
+
+  Progress progress(total, opts.quiet);
+  auto start = std::chrono::steady_clock::now();
+  int64_t startStep = step, window = 0;
+  double windowLoss = 0, windowAcc = 0, lastLoss = 0, lastAcc = 0;
+  const double tokensPerStep = static_cast<double>(c.batchSize * trainSet.tokens.size(1));
+  while (step < total) {
+    if (gStop) {
+      progress.finish();
+      saveCheckpoint(ckptPath, *model, &optimizer, {step, c.text, graphJson});
+      std::cerr << "interrupted: checkpoint saved at step " << step << "; continue with --resume\n";
+      restoreSignals();
+      return 130;
+    }
+    double lr = learningRate(c, step, total);
+    for (auto &group : optimizer.param_groups())
+      static_cast<torch::optim::AdamWOptions &>(group.options()).lr(lr);
+    int64_t b = (step % stepsPerEpoch) * c.batchSize;
+    rt::Model::Options o;
+    o.readout = trainSet.readout.slice(0, b, b + c.batchSize);
+    at::Tensor target = trainSet.target.slice(0, b, b + c.batchSize);
+    at::Tensor logits = model->forward(trainSet.tokens.slice(0, b, b + c.batchSize), o).squeeze(1);
+    at::Tensor loss = at::cross_entropy_loss(logits, target);
+    optimizer.zero_grad();
+    loss.backward();
+    optimizer.step();
+    ++step;
+
+    double l = loss.item<double>();
+    if (!std::isfinite(l)) {
+      progress.finish();
+      std::cerr << "error: the loss became " << l << " at step " << step
+                << " (learning rate " << lr << " too high?); the last checkpoint is kept\n";
+      restoreSignals();
+      return 1;
+    }
+    double a = (logits.argmax(-1) == target).to(at::kDouble).mean().item<double>();
+    windowLoss += l, windowAcc += a, ++window;
+    lastLoss = l, lastAcc = a;
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double tps = tokensPerStep * static_cast<double>(step - startStep) / std::max(elapsed, 1e-9);
+    double eta = elapsed / static_cast<double>(step - startStep) * static_cast<double>(total - step);
+    progress.update(step, lastLoss, lastAcc, tps, eta);
+    if (step % c.evalEvery == 0 || step == total) {
+      record(windowLoss / window, windowAcc / window, tps, elapsed);
+      windowLoss = windowAcc = 0;
+      window = 0;
+    }
+    if (step % c.checkpointEvery == 0 || step == total)
+      saveCheckpoint(ckptPath, *model, &optimizer, {step, c.text, graphJson});
+  }
+  progress.finish();
+  restoreSignals();
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const MetricsRow &last = rows.back();
+  std::printf("%s: eval accuracy %.4f (mean p(answer) %.4f) on %lld test documents after %lld steps"
+              " (%s, %.0f tokens/s)\n",
+              g.model.c_str(), last.evalAcc, last.evalProb, (long long)std::min(c.evalSize, c.ar.testSize),
+              (long long)step, formatDuration(elapsed).c_str(), last.tokensPerSec);
+  std::printf("run folder: %s (metrics.csv, curves.svg, checkpoint.pt)\n", c.outDir.c_str());
+  return 0;
+}
+
+int evaluate(const std::string &where, int64_t evalSize, std::ostream &out) {
+  std::string path = where;
+  if (fs::is_directory(path))
+    path = (fs::path(path) / "checkpoint.pt").string();
+  CheckpointMeta meta;
+  std::string error;
+  if (!readCheckpointMeta(path, meta, error)) {
+    std::cerr << "error: " << error << "\n";
+    return 1;
+  }
+  TrainConfig c;
+  if (!parseConfig(meta.configText, path + ":config", ".", ".", c, error)) {
+    std::cerr << "error: the checkpoint's config: " << error << "\n";
+    return 1;
+  }
+  graph::Graph g;
+  if (!graph::fromJson(meta.graphJson, g, error)) {
+    std::cerr << "error: the checkpoint's graph: " << error << "\n";
+    return 1;
+  }
+  setThreads(c.threads);
+  std::unique_ptr<rt::Model> model = buildModel(g);
+  if (!model)
+    return 1;
+  if (!loadCheckpoint(path, *model, nullptr, meta, error)) {
+    std::cerr << "error: " << error << "\n";
+    return 1;
+  }
+  tasks::ARData data = tasks::makeAR(c.ar, c.cacheDir);
+  int64_t n = evalSize > 0 ? std::min<int64_t>(evalSize, data.test.size()) : c.evalSize;
+  EvalResult e = evaluateOn(*model, toTensors(data.test), n, c.evalBatch);
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s (step %lld): accuracy %.4f, mean p(answer) %.4f on %lld test documents\n",
+                g.model.c_str(), (long long)meta.step, e.accuracy, e.probability, (long long)n);
+  out << buf;
+  return 0;
+}
+
+} // namespace mixc::train

@@ -1,0 +1,38 @@
+//===- Trainer.h - `mixc train` and `mixc eval` -----------------*- C++ -*-===//
+//
+// The runtime's entry points for the driver: plain C++ in the signature so
+// mixc.cpp needs neither torch nor MLIR headers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MIXC_RUNTIME_TRAIN_TRAINER_H
+#define MIXC_RUNTIME_TRAIN_TRAINER_H
+
+#include "runtime/graph/Graph.h"
+#include "runtime/train/Config.h"
+
+#include <ostream>
+#include <string>
+
+namespace mixc::train {
+
+struct RunOptions {
+  bool resume = false; // continue from <outDir>/checkpoint.pt
+  bool quiet = false;  // no progress bar
+};
+
+/// Sets the model's `vocab` parameter to the task's vocabulary size (an
+/// explicit, different value is an error).
+bool bindTaskToModel(TrainConfig &config, std::string &error);
+
+/// Trains, evaluating and checkpointing on the way; writes the run folder
+/// (config.toml, graph.json, checkpoint.pt, metrics.csv, curves.svg).
+/// Returns the process exit status.
+int train(const TrainConfig &config, const graph::Graph &graph, const RunOptions &options);
+
+/// Accuracy of a checkpoint (or run folder) on the first `evalSize` test
+/// documents (0: as configured). Returns the exit status.
+int evaluate(const std::string &checkpointOrRun, int64_t evalSize, std::ostream &out);
+
+} // namespace mixc::train
+
+#endif
