@@ -32,7 +32,7 @@ struct TrainConfig {
   int64_t evalBatch = 64;
   int64_t checkpointEvery = 1000;
   int64_t maxSteps = 0;           // 0: epochs × steps per epoch
-  int64_t threads = 0;            // 0: all cores
+  int64_t threads = 0;            // intra-op threads; 0: one
   // [output]
   std::string outDir = "runs/run";
 

@@ -43,6 +43,7 @@ options:
   --quiet            train: no progress bar
   --out DIR          train: override [output] dir
   --size N           eval: number of test documents (default: as trained)
+  --stop-after N     train: stop as if interrupted after N steps (tests resuming)
 )";
 
 struct Options {
@@ -54,6 +55,7 @@ struct Options {
   std::string emit = "graph";
   std::string output;
   bool resume = false, quiet = false;
+  int64_t stopAfter = 0;
   std::string outDir;
   int64_t size = 0;
 };
@@ -109,6 +111,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.quiet = true;
     } else if (is("--out")) {
       o.outDir = value("--out");
+    } else if (is("--stop-after")) {
+      o.stopAfter = std::strtoll(value("--stop-after").c_str(), nullptr, 10);
     } else if (is("--size")) {
       std::string v = value("--size");
       char *end = nullptr;
@@ -261,7 +265,7 @@ int cmdTrain(const Options &o) {
   mix::CompileResult result;
   if (!compileFile(compile, config.modelFile, result))
     return 1;
-  return mixc::train::train(config, result.graph, {o.resume, o.quiet});
+  return mixc::train::train(config, result.graph, {o.resume, o.quiet, o.stopAfter});
 }
 
 int cmdEval(const Options &o) {
