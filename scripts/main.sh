@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The main job: install, build, then compile every stdlib architecture and
-# print its trainable parameter count.
+# The main job: install, build, then train the built-in default model (Based,
+# d = 64) on Associative Recall and print its test accuracy (a few minutes
+# on 2 cores). The run folder is runs/default (metrics.csv, curves.svg,
+# checkpoint.pt); a previous one is moved aside.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh > /dev/null
-echo "model parameter counts (AR vocabulary 8196, d=64, 2 layers):"
-build/bin/mixc params stdlib/{attention,baseconv,based,mamba,deltanet,h3,hyena}.mix
+if [ -e runs/default ]; then
+  mv runs/default "runs/default.$(date +%Y%m%d-%H%M%S)"
+fi
+build/bin/mixc train
