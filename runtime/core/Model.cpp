@@ -36,6 +36,48 @@ struct OpInfo {
 
 Outputs one(at::Tensor t) { return {std::move(t)}; }
 
+/// patch / ablate (see Model::Interventions): only cell `cell`'s rows change.
+at::Tensor intervene(const at::Tensor &x, const Node &n, const Model::Interventions &iv) {
+  int64_t docs = iv.docs, cell = attrI(n, "cell"), T = x.size(1);
+  int64_t first = (cell + 2) * docs;
+  TORCH_CHECK(x.size(0) >= first + docs, "intervention node '", n.name, "' is for cell ", cell,
+              " but the batch holds ", x.size(0) / std::max<int64_t>(docs, 1) - 2, " cells");
+  const std::string &role = n.attrs.at("role").s;
+  std::string kind = n.op == "patch" ? "patch" : n.attrs.at("kind").s;
+  double sigma = attrF(n, "sigma", 0);
+  at::Tensor out = x.clone();
+  at::Tensor source = x.slice(0, 0, docs);
+  auto value = [&](const at::Tensor &src, const at::Tensor &current) {
+    if (kind == "patch")
+      return src;
+    if (kind == "zero")
+      return at::zeros_like(current);
+    if (kind == "mean")
+      return src.mean(0, /*keepdim=*/true).expand_as(current);
+    return current + sigma * at::randn_like(current); // noise
+  };
+  if (role == "all") {
+    at::Tensor target = out.slice(0, first, first + docs);
+    target.copy_(value(source, target));
+    return out;
+  }
+  at::Tensor pos;
+  if (role == "pos") {
+    pos = at::full({docs}, attrI(n, "index"), at::kLong);
+  } else {
+    auto it = iv.roles.find(role);
+    TORCH_CHECK(it != iv.roles.end(), "the task has no position role '", role, "'");
+    pos = it->second + attrI(n, "offset");
+  }
+  TORCH_CHECK(pos.min().item<int64_t>() >= 0 && pos.max().item<int64_t>() < T, "position ",
+              role, (attrI(n, "offset") >= 0 ? "+" : ""), attrI(n, "offset"),
+              " falls outside documents of ", T, " tokens");
+  at::Tensor rows = at::arange(first, first + docs, at::kLong), src = at::arange(docs, at::kLong);
+  at::Tensor current = x.index({rows, pos});
+  out.index_put_({rows, pos}, value(x.index({src, pos}), current));
+  return out;
+}
+
 const std::map<std::string, OpInfo> &opTable() {
   static const std::map<std::string, OpInfo> table = {
       {"constant", {[](const Inputs &, const Node &n) {
@@ -99,6 +141,9 @@ const std::map<std::string, OpInfo> &opTable() {
                             return one(selectiveScan(in[0], in[1], in[2], in[3], in[4], in[5]));
                           }, 6, 6, {}}},
       {"delta_rule", {[](const Inputs &in, const Node &) { return one(deltaRule(in[0], in[1], in[2], in[3])); }, 4, 4, {}}},
+      // Interventions need the batch layout: Model::forward runs them.
+      {"patch", {nullptr, 1, 1, {"cell", "role"}}},
+      {"ablate", {nullptr, 1, 1, {"cell", "role", "kind"}}},
   };
   return table;
 }
@@ -193,7 +238,14 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       at::Tensor idx = options.readout->view({-1, 1, 1}).expand({-1, 1, args[0].size(-1)});
       args[0] = args[0].gather(1, idx);
     }
-    Outputs out = s.fn(args, *s.node);
+    Outputs out;
+    if (!s.fn) {
+      TORCH_CHECK(options.interventions, "node '", s.node->name,
+                  "' is an intervention; run the model with `mixc intervene`");
+      out = one(intervene(args[0], *s.node, *options.interventions));
+    } else {
+      out = s.fn(args, *s.node);
+    }
     for (size_t r = 0; r < out.size(); ++r)
       values[s.firstResult + r] = std::move(out[r]);
     if (options.observe)

@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,12 +33,23 @@ public:
   /// The trainable ones (requires_grad).
   std::vector<at::Tensor> trainable() const;
 
+  /// How the batch is laid out for `patch`/`ablate` nodes: blocks of `docs`
+  /// rows — block 0 the source run, block 1 the untouched base run, block
+  /// 2 + c the base run of intervention cell c — and where each task role
+  /// sits in each document ([docs] int64).
+  struct Interventions {
+    int64_t docs = 0;
+    std::map<std::string, at::Tensor> roles;
+  };
+
   struct Options {
     /// Read the logits at one time step per row ([B] int64): the final
     /// `unembed` is applied to those positions only, giving [B, 1, V].
     std::optional<at::Tensor> readout;
     /// Called with each node's name and first result after it is computed.
     std::function<void(const std::string &, const at::Tensor &)> observe;
+    /// Required when the graph holds intervention nodes.
+    std::optional<Interventions> interventions;
   };
 
   /// tokens [B, T] int64 -> the graph's first output (logits).

@@ -10,6 +10,7 @@
 
 #include "dsl/Diagnostics.h"
 #include "dsl/Program.h"
+#include "dsl/Rewrite.h"
 #include "runtime/graph/Graph.h"
 
 #include <ostream>
@@ -30,7 +31,15 @@ struct CompileResult {
 /// Imports `program` and runs the pipeline up to `stage`. Errors are printed
 /// to `err` as `file:line:col: error: ...` with the source line and a caret.
 bool compileProgram(const mixc::dsl::Program &program, const mixc::dsl::SourceManager &sources,
-                    Stage stage, CompileResult &result, std::ostream &err);
+                    Stage stage, CompileResult &result, std::ostream &err,
+                    const mixc::dsl::RwScript *rewrites = nullptr);
+
+/// Applies an intervention script to a compiled graph (a checkpoint's):
+/// graph -> mix dialect -> -mix-apply-rewrites -> canonicalise -> graph.
+/// `sources` holds the script's text, for error locations.
+bool rewriteGraph(const mixc::graph::Graph &graph, const mixc::dsl::RwScript &script,
+                  const mixc::dsl::SourceManager &sources, CompileResult &result,
+                  std::ostream &err);
 
 } // namespace mix
 

@@ -320,6 +320,36 @@ def Mix_DeltaRuleOp : Mix_ShapedOp<"delta_rule"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Interventions (inserted by -mix-apply-rewrites)
+//===----------------------------------------------------------------------===//
+
+class Mix_InterventionOp<string mnemonic, string what> : Mix_UnaryOp<mnemonic, what> {
+  let description = [{
+    Runs on a batch laid out in blocks of `n` documents: block 0 is the
+    source run, block 1 the base run left alone, block 2 + c the base run of
+    intervention cell c. Only cell `cell`'s rows change, at the positions
+    given by `role` (a task role such as `key`, `value`, `query`, `divider`,
+    `answer`; or `all`; or `pos` with `index`) shifted by `offset`.
+  }];
+  let arguments = (ins StrAttr:$name, F32Tensor:$x, I64Attr:$cell, StrAttr:$role,
+                       DefaultValuedAttr<I64Attr, "0">:$offset,
+                       DefaultValuedAttr<I64Attr, "-1">:$index);
+}
+
+def Mix_PatchOp : Mix_InterventionOp<"patch",
+    "interchange intervention: the base rows take the source run's value"> {
+  let summary = "activation patching at named positions, from the source run";
+}
+
+def Mix_AblateOp : Mix_InterventionOp<"ablate", "ablation of a value at named positions"> {
+  let summary = "zero, mean (over the source run) or noise(sigma) ablation";
+  let arguments = (ins StrAttr:$name, F32Tensor:$x, I64Attr:$cell, StrAttr:$role,
+                       DefaultValuedAttr<I64Attr, "0">:$offset,
+                       DefaultValuedAttr<I64Attr, "-1">:$index,
+                       StrAttr:$kind, DefaultValuedAttr<F32Attr, "0.0">:$sigma);
+}
+
+//===----------------------------------------------------------------------===//
 // Calls (before inlining)
 //===----------------------------------------------------------------------===//
 

@@ -3,6 +3,7 @@
 #define MIX_PASSES_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "dsl/Rewrite.h"
 #include "mlir/Pass/Pass.h"
 #include <memory>
 
@@ -12,6 +13,10 @@ class MixDialect;
 std::unique_ptr<mlir::Pass> createInlinePass();
 std::unique_ptr<mlir::Pass> createShapeInferencePass();
 std::unique_ptr<mlir::Pass> createCheckNamesPass();
+/// With a parsed script (whose locations index `paths`), as the driver uses it.
+std::unique_ptr<mlir::Pass> createApplyRewritesPass();
+std::unique_ptr<mlir::Pass> createApplyRewritesPass(const mixc::dsl::RwScript &script,
+                                                    const std::vector<std::string> &paths);
 
 #define GEN_PASS_DECL
 #define GEN_PASS_REGISTRATION

@@ -57,4 +57,32 @@ def MixCheckNames : Pass<"mix-check-names", "mlir::func::FuncOp"> {
   let constructor = "mix::createCheckNamesPass()";
 }
 
+def MixApplyRewrites : Pass<"mix-apply-rewrites", "mlir::func::FuncOp"> {
+  let summary = "Apply an intervention script at named nodes";
+  let description = [{
+    Runs before fusion, on the inlined model. `remove NODE` replaces the
+    node's uses by its input; each intervention cell inserts a `mix.patch`
+    or `mix.ablate` right after the nodes its pattern names, so only those
+    values change (and only the intervened region loses its fused form).
+
+    Script `patch layers[0].block_output at value`:
+    ```mlir
+    %5 = mix.add %3, %4 {name = "layers[0].block_output"} : ...
+    %6 = mix.silu %5 {name = "layers[1].act"} : ...
+    ```
+    becomes
+    ```mlir
+    %5 = mix.add %3, %4 {name = "layers[0].block_output"} : ...
+    %p = mix.patch %5 {cell = 0, name = "layers[0].block_output@c0", role = "value"} : ...
+    %6 = mix.silu %p {name = "layers[1].act"} : ...
+    ```
+    A pattern that names no node is an error listing the closest names.
+  }];
+  let options = [
+    Option<"scriptPath", "script", "std::string", /*default=*/"\"\"",
+           "path of the .rw intervention script">
+  ];
+  let constructor = "mix::createApplyRewritesPass()";
+}
+
 #endif // MIX_PASSES

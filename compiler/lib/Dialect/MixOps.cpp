@@ -197,6 +197,7 @@ MIX_SAME_AS_INPUT(SoftplusOp)
 MIX_SAME_AS_INPUT(SigmoidOp)
 MIX_SAME_AS_INPUT(TapOp)
 MIX_SAME_AS_INPUT(L2NormOp)
+MIX_SAME_AS_INPUT(PatchOp)
 #undef MIX_SAME_AS_INPUT
 
 //===----------------------------------------------------------------------===//
@@ -459,6 +460,12 @@ LogicalResult DeltaRuleOp::shapeRule(SmallVectorImpl<Type> &out) {
       failed(expectDim(*this, "beta's last dimension", dims(getBeta())[2], 1)))
     return failure();
   return success();
+}
+
+LogicalResult AblateOp::shapeRule(SmallVectorImpl<Type> &out) {
+  if (getKind() != "zero" && getKind() != "mean" && getKind() != "noise")
+    return emitOpError() << "kind must be zero, mean or noise, got '" << getKind() << "'";
+  return sameAsInput(*this, getX(), out);
 }
 
 #define GET_OP_CLASSES

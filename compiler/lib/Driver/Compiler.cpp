@@ -1,6 +1,7 @@
 //===- Compiler.cpp - import, pipeline, export ------------------------------===//
 #include "mix/Compiler.h"
 #include "mix/GraphExport.h"
+#include "mix/GraphImport.h"
 #include "mix/MLIRGen.h"
 #include "mix/MixDialect.h"
 #include "mix/Passes.h"
@@ -18,34 +19,81 @@ using namespace mlir;
 
 namespace {
 /// Adds the standard lowering pipeline: inline, infer shapes, canonicalise,
-/// check names.
-void buildPipeline(PassManager &pm) {
+/// check names; then the intervention script, if any (before any fusion).
+void buildPipeline(PassManager &pm, const mixc::dsl::RwScript *rewrites,
+                   const std::vector<std::string> &paths) {
   pm.addPass(mix::createInlinePass());
   pm.addNestedPass<func::FuncOp>(mix::createShapeInferencePass());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(mix::createCheckNamesPass());
+  if (rewrites) {
+    pm.addNestedPass<func::FuncOp>(mix::createApplyRewritesPass(*rewrites, paths));
+    pm.addPass(createCanonicalizerPass());
+  }
+}
+
+/// MLIR diagnostics printed like the front end's: file:line:col, the source
+/// line and a caret.
+struct Diagnostics {
+  Diagnostics(MLIRContext &ctx, const mixc::dsl::SourceManager &sources)
+      : stream(text), handler(sourceMgr, &ctx, stream) {
+    for (int i = 0; i < sources.size(); ++i) {
+      paths.push_back(sources.path(i));
+      sourceMgr.AddNewSourceBuffer(
+          llvm::MemoryBuffer::getMemBufferCopy(sources.text(i), sources.path(i)), llvm::SMLoc());
+    }
+  }
+  llvm::SourceMgr sourceMgr;
+  std::vector<std::string> paths;
+  std::string text;
+  llvm::raw_string_ostream stream;
+  SourceMgrDiagnosticHandler handler;
+};
+
+void loadDialects(MLIRContext &ctx) {
+  ctx.getOrLoadDialect<mix::MixDialect>();
+  ctx.getOrLoadDialect<func::FuncDialect>();
 }
 } // namespace
 
+bool mix::rewriteGraph(const mixc::graph::Graph &graph, const mixc::dsl::RwScript &script,
+                       const mixc::dsl::SourceManager &sources, CompileResult &result,
+                       std::ostream &err) {
+  MLIRContext ctx;
+  loadDialects(ctx);
+  Diagnostics diags(ctx, sources);
+  OwningOpRef<ModuleOp> module = importGraph(ctx, graph);
+  PassManager pm(&ctx);
+  pm.addNestedPass<func::FuncOp>(mix::createApplyRewritesPass(script, diags.paths));
+  pm.addPass(createCanonicalizerPass());
+  bool ok = succeeded(verify(*module)) && succeeded(pm.run(*module));
+  if (ok) {
+    llvm::raw_string_ostream out(result.mlir);
+    module->print(out);
+    result.graph = mixc::graph::Graph{};
+    result.graph.model = graph.model;
+    result.graph.source = graph.source;
+    result.graph.config = graph.config;
+    std::vector<std::string> inputs;
+    for (const auto &in : graph.inputs)
+      inputs.push_back(in.name);
+    auto fn = *module->getOps<func::FuncOp>().begin();
+    ok = succeeded(exportGraph(fn, inputs, result.graph));
+  }
+  diags.stream.flush();
+  err << diags.text;
+  return ok;
+}
+
 bool mix::compileProgram(const mixc::dsl::Program &program,
                          const mixc::dsl::SourceManager &sources, Stage stage,
-                         CompileResult &result, std::ostream &err) {
+                         CompileResult &result, std::ostream &err,
+                         const mixc::dsl::RwScript *rewrites) {
   MLIRContext ctx;
-  ctx.getOrLoadDialect<mix::MixDialect>();
-  ctx.getOrLoadDialect<func::FuncDialect>();
-
-  // MLIR's own diagnostics, printed like the front end's: file:line:col,
-  // the source line and a caret.
-  llvm::SourceMgr sourceMgr;
-  std::vector<std::string> paths;
-  for (int i = 0; i < sources.size(); ++i) {
-    paths.push_back(sources.path(i));
-    sourceMgr.AddNewSourceBuffer(
-        llvm::MemoryBuffer::getMemBufferCopy(sources.text(i), sources.path(i)), llvm::SMLoc());
-  }
-  std::string diagText;
-  llvm::raw_string_ostream diagStream(diagText);
-  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx, diagStream);
+  loadDialects(ctx);
+  Diagnostics diags(ctx, sources);
+  std::vector<std::string> &paths = diags.paths;
+  llvm::raw_string_ostream &diagStream = diags.stream;
 
   OwningOpRef<ModuleOp> module = importProgram(ctx, program, paths);
   bool ok = true;
@@ -53,7 +101,7 @@ bool mix::compileProgram(const mixc::dsl::Program &program,
     ok = succeeded(verify(*module));
   } else {
     PassManager pm(&ctx);
-    buildPipeline(pm);
+    buildPipeline(pm, rewrites, paths);
     ok = succeeded(pm.run(*module));
   }
   if (ok) {
@@ -77,6 +125,6 @@ bool mix::compileProgram(const mixc::dsl::Program &program,
     }
   }
   diagStream.flush();
-  err << diagText;
+  err << diags.text;
   return ok;
 }

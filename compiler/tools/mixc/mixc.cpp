@@ -5,6 +5,8 @@
 //   mixc names   FILE.mix [--config k=v]...       every node name of the compiled graph
 //   mixc train   [CONFIG.toml] [--resume] [--quiet] [--out DIR]   (no config: built-in default)
 //   mixc eval    RUN_DIR|CHECKPOINT [--size N]
+//   mixc intervene RUN_DIR|CHECKPOINT SCRIPT.rw [--size N] [--out DIR]
+//   mixc compile FILE.mix --rewrite SCRIPT.rw --emit=mlir   (the rewritten IR)
 //
 // Exit status: 0 success, 1 an error in the input (printed with its
 // location), 2 bad command-line usage.
@@ -13,7 +15,9 @@
 #include "dsl/Frontend.h"
 #include "mix/Compiler.h"
 #include "runtime/graph/Graph.h"
+#include "dsl/Rewrite.h"
 #include "runtime/train/Config.h"
+#include "runtime/train/Intervene.h"
 #include "runtime/train/Trainer.h"
 
 #include <cstdio>
@@ -33,6 +37,9 @@ commands:
   names FILE.mix     print every node name of the compiled model
   train [CONFIG]     train a model on a task (TOML config; none: the built-in default run)
   eval RUN|CKPT      accuracy of a trained checkpoint on the test set
+  intervene RUN|CKPT SCRIPT.rw
+                     run an intervention script (patching, ablations, removals):
+                     Attrib per cell as a table, attrib.csv and heatmap.svg
 
 options:
   --model NAME       the model to compile (default: the file's last model)
@@ -42,7 +49,8 @@ options:
   --resume           train: continue the run in the config's output dir
   --quiet            train: no progress bar
   --out DIR          train: override [output] dir
-  --size N           eval: number of test documents (default: as trained)
+  --size N           eval/intervene: number of test documents (default: as trained / 320)
+  --rewrite FILE     compile: apply an intervention script (see --emit=mlir)
   --stop-after N     train: stop as if interrupted after N steps (tests resuming)
 )";
 
@@ -58,6 +66,7 @@ struct Options {
   int64_t stopAfter = 0;
   std::string outDir;
   int64_t size = 0;
+  std::string rewrite;
 };
 
 int usage(const std::string &problem) {
@@ -111,6 +120,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.quiet = true;
     } else if (is("--out")) {
       o.outDir = value("--out");
+    } else if (is("--rewrite")) {
+      o.rewrite = value("--rewrite");
     } else if (is("--stop-after")) {
       o.stopAfter = std::strtoll(value("--stop-after").c_str(), nullptr, 10);
     } else if (is("--size")) {
@@ -175,7 +186,12 @@ bool compileFile(const Options &o, const std::string &file, mix::CompileResult &
   std::optional<mixc::dsl::Program> program = fe.elaborate(o.model, o.config, std::cerr);
   if (!program)
     return false;
-  return mix::compileProgram(*program, fe.sources(), stage, result, std::cerr);
+  mixc::dsl::SourceManager sources = fe.sources();
+  mixc::dsl::RwScript script;
+  if (!o.rewrite.empty() && !mixc::dsl::loadRewrite(o.rewrite, sources, script, std::cerr))
+    return false;
+  return mix::compileProgram(*program, sources, stage, result, std::cerr,
+                             o.rewrite.empty() ? nullptr : &script);
 }
 
 int cmdCompile(const Options &o) {
@@ -268,6 +284,36 @@ int cmdTrain(const Options &o) {
   return mixc::train::train(config, result.graph, {o.resume, o.quiet, o.stopAfter});
 }
 
+int cmdIntervene(const Options &o) {
+  if (o.files.size() != 2)
+    return usage("intervene takes a run folder (or checkpoint) and a .rw script");
+  std::string graphJson, checkpoint, error;
+  mixc::graph::Graph graph;
+  if (!mixc::train::checkpointGraph(o.files[0], graphJson, checkpoint, error) ||
+      !mixc::graph::fromJson(graphJson, graph, error)) {
+    std::cerr << "error: " << error << "\n";
+    return 1;
+  }
+  mixc::dsl::SourceManager sources;
+  mixc::dsl::RwScript script;
+  if (!mixc::dsl::loadRewrite(o.files[1], sources, script, std::cerr))
+    return 1;
+  mix::CompileResult rewritten;
+  if (!mix::rewriteGraph(graph, script, sources, rewritten, std::cerr))
+    return 1;
+  mixc::train::InterveneSpec spec;
+  spec.corrupt = script.corrupt;
+  spec.swap = script.swap;
+  for (const auto &cell : script.cells)
+    spec.cells.push_back({cell.label, cell.coords});
+  mixc::train::InterveneOptions opts;
+  opts.outDir = o.outDir;
+  if (o.size > 0)
+    opts.size = o.size;
+  std::vector<mixc::train::CellResult> results;
+  return mixc::train::intervene(checkpoint, rewritten.graph, spec, opts, results);
+}
+
 int cmdEval(const Options &o) {
   if (o.files.size() != 1)
     return usage("eval takes one run folder or checkpoint");
@@ -294,5 +340,7 @@ int main(int argc, char **argv) {
     return cmdTrain(o);
   if (o.command == "eval")
     return cmdEval(o);
+  if (o.command == "intervene")
+    return cmdIntervene(o);
   return usage("unknown command '" + o.command + "'");
 }

@@ -1,0 +1,150 @@
+//===- ApplyRewrites.cpp - intervention scripts as a pass -------------------===//
+#include "mix/MixOps.h"
+#include "mix/Passes.h"
+
+#include "dsl/Elaborator.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <sstream>
+
+namespace mix {
+#define GEN_PASS_DEF_MIXAPPLYREWRITES
+#include "mix/Passes.h.inc"
+} // namespace mix
+
+using namespace mlir;
+using namespace mix;
+namespace dsl = mixc::dsl;
+
+namespace {
+struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
+  ApplyRewritesPass() = default;
+  ApplyRewritesPass(const dsl::RwScript &s, const std::vector<std::string> &paths)
+      : script(s), paths(paths), preparsed(true) {}
+
+  void runOnOperation() override {
+    if (!preparsed && failed(parseFromOption()))
+      return signalPassFailure();
+    func::FuncOp fn = getOperation();
+    std::vector<Operation *> named;
+    fn.walk([&](Operation *op) {
+      if (isa<MixDialect>(op->getDialect()) && op->hasAttr("name") && !isa<ParamOp>(op))
+        named.push_back(op);
+    });
+    llvm::DenseSet<Operation *> removed;
+    for (const dsl::RwAction &a : script.removes) {
+      auto ops = match(a, named, removed);
+      if (!ops)
+        return signalPassFailure();
+      for (Operation *op : *ops) {
+        if (op->getNumResults() != 1 || op->getNumOperands() == 0 ||
+            op->getOperand(0).getType() != op->getResult(0).getType()) {
+          op->emitError() << "cannot remove '" << nameOf(op) << "' (" << op->getName()
+                          << "): it has no input of its own result type to stand in for it";
+          return signalPassFailure();
+        }
+        op->getResult(0).replaceAllUsesWith(op->getOperand(0));
+        removed.insert(op);
+      }
+    }
+    for (auto [cellIndex, cell] : llvm::enumerate(script.cells))
+      for (const dsl::RwAction &a : cell.actions) {
+        auto ops = match(a, named, removed);
+        if (!ops)
+          return signalPassFailure();
+        for (Operation *op : *ops)
+          if (failed(intervene(op, a, static_cast<int64_t>(cellIndex))))
+            return signalPassFailure();
+      }
+  }
+
+private:
+  static std::string nameOf(Operation *op) {
+    return op->getAttrOfType<StringAttr>("name").getValue().str();
+  }
+
+  Location locOf(const dsl::RwAction &a) {
+    if (a.loc.file >= 0 && a.loc.file < static_cast<int>(paths.size()))
+      return FileLineColLoc::get(&getContext(), paths[a.loc.file], a.loc.line, a.loc.col);
+    return UnknownLoc::get(&getContext());
+  }
+
+  std::optional<std::vector<Operation *>> match(const dsl::RwAction &a,
+                                                const std::vector<Operation *> &named,
+                                                const llvm::DenseSet<Operation *> &removed) {
+    std::vector<Operation *> out;
+    std::vector<std::string> names;
+    for (Operation *op : named) {
+      std::string n = nameOf(op);
+      if (!removed.count(op) && dsl::matchesPattern(a.pattern, n))
+        out.push_back(op);
+      names.push_back(n);
+    }
+    if (!out.empty())
+      return out;
+    // The three closest names help with typos and wrong layer indices.
+    std::sort(names.begin(), names.end(), [&](const std::string &x, const std::string &y) {
+      return dsl::editDistance(a.pattern, x) < dsl::editDistance(a.pattern, y);
+    });
+    std::string nearest;
+    for (size_t i = 0; i < std::min<size_t>(3, names.size()); ++i)
+      nearest += (i ? ", " : "") + names[i];
+    emitError(locOf(a)) << "no node matches '" << a.pattern << "'; nearest: " << nearest;
+    return std::nullopt;
+  }
+
+  LogicalResult intervene(Operation *op, const dsl::RwAction &a, int64_t cell) {
+    if (op->getNumResults() != 1 || !op->getResult(0).getType().isa<RankedTensorType>() ||
+        op->getResult(0).getType().cast<RankedTensorType>().getRank() < 2)
+      return emitError(locOf(a)) << "cannot intervene on '" << nameOf(op)
+                                 << "': it is not a [B, T, ...] value";
+    OpBuilder b(op->getContext());
+    b.setInsertionPointAfter(op);
+    Value x = op->getResult(0);
+    std::string name = nameOf(op) + "@c" + std::to_string(cell);
+    bool patch = a.kind == "patch";
+    OperationState state(locOf(a), patch ? PatchOp::getOperationName() : AblateOp::getOperationName());
+    state.addOperands(x);
+    state.addTypes(x.getType());
+    state.addAttribute("name", b.getStringAttr(name));
+    state.addAttribute("cell", b.getI64IntegerAttr(cell));
+    state.addAttribute("role", b.getStringAttr(a.position.role));
+    state.addAttribute("offset", b.getI64IntegerAttr(a.position.offset));
+    state.addAttribute("index", b.getI64IntegerAttr(a.position.index));
+    if (!patch) {
+      state.addAttribute("kind", b.getStringAttr(a.kind));
+      state.addAttribute("sigma", b.getF32FloatAttr(static_cast<float>(a.sigma)));
+    }
+    Operation *node = b.create(state);
+    x.replaceAllUsesExcept(node->getResult(0), node);
+    return success();
+  }
+
+  LogicalResult parseFromOption() {
+    dsl::SourceManager sm;
+    std::ostringstream err;
+    if (!dsl::loadRewrite(scriptPath, sm, script, err)) {
+      emitError(UnknownLoc::get(&getContext())) << err.str();
+      return failure();
+    }
+    paths.clear();
+    for (int i = 0; i < sm.size(); ++i)
+      paths.push_back(sm.path(i));
+    return success();
+  }
+
+  dsl::RwScript script;
+  std::vector<std::string> paths;
+  bool preparsed = false;
+};
+} // namespace
+
+std::unique_ptr<Pass> mix::createApplyRewritesPass() {
+  return std::make_unique<ApplyRewritesPass>();
+}
+
+std::unique_ptr<Pass> mix::createApplyRewritesPass(const dsl::RwScript &script,
+                                                   const std::vector<std::string> &paths) {
+  return std::make_unique<ApplyRewritesPass>(script, paths);
+}

@@ -1,0 +1,288 @@
+//===- Rewrite.cpp - parse intervention scripts -----------------------------===//
+#include "dsl/Rewrite.h"
+
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace mixc::dsl {
+
+std::string RwPosition::str() const {
+  if (role == "pos")
+    return "pos(" + std::to_string(index) + ")";
+  if (offset == 0)
+    return role;
+  return role + (offset > 0 ? "+" : "") + std::to_string(offset);
+}
+
+bool matchesPattern(const std::string &p, const std::string &n) {
+  // Iterative glob with backtracking over the last `*`.
+  size_t i = 0, j = 0, star = std::string::npos, mark = 0;
+  while (j < n.size()) {
+    if (i < p.size() && p[i] == '*') {
+      star = i++;
+      mark = j;
+    } else if (i < p.size() && p[i] == n[j]) {
+      ++i, ++j;
+    } else if (star != std::string::npos && n[mark] != '.') {
+      i = star + 1;
+      j = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (i < p.size() && p[i] == '*')
+    ++i;
+  return i == p.size();
+}
+
+namespace {
+const std::set<std::string> kRoles = {"key", "value", "query", "divider", "answer", "all"};
+
+/// A cursor over one line.
+struct Line {
+  const std::string &text;
+  int file, line;
+  size_t pos = 0;
+
+  SourceLoc loc() const { return {file, line, static_cast<int>(pos) + 1}; }
+  void skipSpace() {
+    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos])))
+      ++pos;
+  }
+  bool atEnd() {
+    skipSpace();
+    return pos >= text.size();
+  }
+  /// The next run of characters that are not spaces or any of `stops`.
+  std::string word(const char *stops = "") {
+    skipSpace();
+    size_t start = pos;
+    while (pos < text.size() && !std::isspace(static_cast<unsigned char>(text[pos])) &&
+           !std::strchr(stops, text[pos]))
+      ++pos;
+    return text.substr(start, pos - start);
+  }
+  bool accept(char c) {
+    skipSpace();
+    if (pos < text.size() && text[pos] == c) {
+      ++pos;
+      return true;
+    }
+    return false;
+  }
+  void expect(char c, const std::string &what) {
+    if (!accept(c))
+      fail(loc(), std::string("expected '") + c + "' " + what);
+  }
+  void expectWord(const std::string &w, const std::string &what) {
+    SourceLoc at = loc();
+    if (word() != w)
+      fail(at, "expected '" + w + "' " + what);
+  }
+};
+
+std::string substitute(const std::string &s, const std::map<std::string, std::string> &vars,
+                       SourceLoc loc) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '$') {
+      out += s[i];
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_'))
+      ++j;
+    std::string v = s.substr(i + 1, j - i - 1);
+    auto it = vars.find(v);
+    if (it == vars.end())
+      fail(loc, "unknown sweep variable '$" + v + "'");
+    out += it->second;
+    i = j - 1;
+  }
+  return out;
+}
+
+RwPosition parsePosition(const std::string &text, SourceLoc loc) {
+  RwPosition p;
+  if (text.rfind("pos(", 0) == 0 && text.back() == ')') {
+    p.role = "pos";
+    char *end = nullptr;
+    std::string n = text.substr(4, text.size() - 5);
+    p.index = std::strtoll(n.c_str(), &end, 10);
+    if (n.empty() || *end || p.index < 0)
+      fail(loc, "pos(N) needs a non-negative integer, got '" + n + "'");
+    return p;
+  }
+  size_t sign = text.find_first_of("+-");
+  p.role = text.substr(0, sign);
+  if (!kRoles.count(p.role))
+    fail(loc, "unknown position '" + p.role +
+                  "'; expected key, value, query, divider, answer, all or pos(N)");
+  if (sign != std::string::npos) {
+    if (p.role == "all")
+      fail(loc, "'all' takes no offset");
+    char *end = nullptr;
+    p.offset = std::strtoll(text.c_str() + sign, &end, 10);
+    if (*end || sign + 1 == text.size())
+      fail(loc, "malformed offset in '" + text + "' (write e.g. key+1)");
+  }
+  return p;
+}
+
+/// ACTION NODE at POS, with sweep variables substituted.
+RwAction parseAction(Line &l, const std::map<std::string, std::string> &vars) {
+  RwAction a;
+  SourceLoc at = l.loc();
+  a.kind = l.word("(");
+  if (a.kind == "noise") {
+    l.expect('(', "after noise (write noise(0.1))");
+    std::string s = l.word(")");
+    char *end = nullptr;
+    a.sigma = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end || a.sigma < 0)
+      fail(at, "noise(σ) needs a non-negative number, got '" + s + "'");
+    l.expect(')', "to close noise(");
+  } else if (a.kind != "patch" && a.kind != "zero" && a.kind != "mean") {
+    fail(at, "unknown action '" + a.kind + "'; expected patch, zero, mean, noise(σ) or remove");
+  }
+  a.loc = l.loc();
+  a.pattern = substitute(l.word(), vars, a.loc);
+  if (a.pattern.empty())
+    fail(a.loc, "expected a node name after '" + a.kind + "'");
+  l.expectWord("at", "after the node name (write: " + a.kind + " NODE at POSITION)");
+  SourceLoc ploc = l.loc();
+  a.position = parsePosition(substitute(l.word(), vars, ploc), ploc);
+  if (!l.atEnd())
+    fail(l.loc(), "unexpected text after the position");
+  return a;
+}
+
+struct SweepVar {
+  std::string name;
+  std::vector<std::string> values;
+};
+
+void parseLine(Line &l, RwScript &s) {
+  SourceLoc at = l.loc();
+  std::string head = l.word("(");
+  if (head == "corrupt") {
+    SourceLoc vloc = l.loc();
+    s.corrupt = l.word();
+    if (s.corrupt != "key" && s.corrupt != "value" && s.corrupt != "none")
+      fail(vloc, "corrupt takes key, value or none");
+  } else if (head == "direction") {
+    SourceLoc vloc = l.loc();
+    std::string d = l.word();
+    if (d != "restore" && d != "swap")
+      fail(vloc, "direction takes restore or swap");
+    s.swap = d == "swap";
+  } else if (head == "remove") {
+    RwAction a;
+    a.kind = "remove";
+    a.loc = l.loc();
+    a.pattern = l.word();
+    if (a.pattern.empty())
+      fail(a.loc, "expected a node name after 'remove'");
+    s.removes.push_back(a);
+  } else if (head == "sweep") {
+    std::vector<SweepVar> vars;
+    do {
+      SweepVar v;
+      SourceLoc vloc = l.loc();
+      v.name = l.word(",:");
+      if (v.name.empty())
+        fail(vloc, "expected a sweep variable name");
+      l.expectWord("in", "after the sweep variable");
+      if (l.accept('{')) {
+        do
+          v.values.push_back(l.word(",}"));
+        while (l.accept(','));
+        l.expect('}', "to close the set");
+      } else {
+        SourceLoc rloc = l.loc();
+        std::string range = l.word(",:");
+        size_t dots = range.find("..");
+        char *e1 = nullptr, *e2 = nullptr;
+        long long from = std::strtoll(range.substr(0, dots).c_str(), &e1, 10);
+        long long to = dots == std::string::npos ? 0 : std::strtoll(range.c_str() + dots + 2, &e2, 10);
+        if (dots == std::string::npos || *e1 || *e2 || to <= from || to - from > 1000)
+          fail(rloc, "expected a range A..B or a set {a, b}, got '" + range + "'");
+        for (long long i = from; i < to; ++i)
+          v.values.push_back(std::to_string(i));
+      }
+      vars.push_back(v);
+    } while (l.accept(','));
+    l.expect(':', "after the sweep variables (sweep v in 0..2: ACTION ...)");
+    size_t actionStart = l.pos;
+    // Cartesian product, first variable outermost.
+    std::vector<size_t> idx(vars.size(), 0);
+    while (true) {
+      std::map<std::string, std::string> env;
+      RwCell cell;
+      for (size_t i = 0; i < vars.size(); ++i) {
+        env[vars[i].name] = vars[i].values[idx[i]];
+        cell.coords.push_back({vars[i].name, vars[i].values[idx[i]]});
+        cell.label += (i ? " " : "") + vars[i].name + "=" + vars[i].values[idx[i]];
+      }
+      l.pos = actionStart;
+      cell.actions.push_back(parseAction(l, env));
+      s.cells.push_back(cell);
+      size_t k = vars.size();
+      while (k > 0 && ++idx[k - 1] == vars[k - 1].values.size())
+        idx[--k] = 0;
+      if (k == 0)
+        break;
+    }
+  } else {
+    l.pos = at.col - 1;
+    RwCell cell;
+    cell.actions.push_back(parseAction(l, {}));
+    cell.label = l.text.substr(at.col - 1);
+    s.cells.push_back(cell);
+    return;
+  }
+  if (!l.atEnd())
+    fail(l.loc(), "unexpected text after '" + head + "'");
+}
+} // namespace
+
+bool parseRewrite(const std::string &text, const std::string &path, SourceManager &sm,
+                  RwScript &script, std::ostream &err) {
+  int file = sm.add(path, text);
+  try {
+    std::istringstream in(text);
+    std::string raw;
+    int lineNo = 0;
+    while (std::getline(in, raw)) {
+      ++lineNo;
+      std::string line = raw.substr(0, raw.find('#'));
+      Line l{line, file, lineNo};
+      if (l.atEnd())
+        continue;
+      parseLine(l, script);
+    }
+    if (script.cells.empty() && script.removes.empty())
+      fail({file, 1, 1}, "the script has no intervention (patch, zero, mean, noise, sweep or remove)");
+    return true;
+  } catch (const DslError &e) {
+    printError(err, sm, e);
+    return false;
+  }
+}
+
+bool loadRewrite(const std::string &path, SourceManager &sm, RwScript &script, std::ostream &err) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    err << "error: cannot open rewrite script \"" << path << "\"\n";
+    return false;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parseRewrite(ss.str(), path, sm, script, err);
+}
+
+} // namespace mixc::dsl

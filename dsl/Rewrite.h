@@ -1,0 +1,71 @@
+//===- Rewrite.h - intervention scripts (.rw) -------------------*- C++ -*-===//
+//
+// One statement a line; `#` starts a comment.
+//
+//   corrupt key | value | none     how the base run differs from the clean one
+//   direction restore | swap       restore: base = corrupted, source = clean (default)
+//   patch  NODE at POS             take NODE's value from the source run at POS
+//   zero | mean | noise(σ) NODE at POS    ablations (mean: over the source run)
+//   remove NODE                    replace NODE by its input (identity), everywhere
+//   sweep v in 0..2, p in {key, value}: ACTION NODE at POS    one cell per combination
+//
+// NODE is a hierarchical node name with `*` wildcards inside a segment
+// (`layers[*].mixer.conv`) and `$v` sweep variables; POS is a task role
+// (key, value, query, divider, answer) with an optional offset (`key+1`),
+// `pos(N)`, or `all`. Each top-level action, and each sweep combination, is
+// one cell of the experiment.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MIXC_DSL_REWRITE_H
+#define MIXC_DSL_REWRITE_H
+
+#include "dsl/Diagnostics.h"
+
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mixc::dsl {
+
+struct RwPosition {
+  std::string role;   // key value query divider answer all pos
+  int64_t offset = 0; // key+1
+  int64_t index = -1; // pos(N)
+  std::string str() const;
+};
+
+struct RwAction {
+  std::string kind;    // patch zero mean noise remove
+  std::string pattern; // node name pattern, sweep variables substituted
+  RwPosition position;
+  double sigma = 0;
+  SourceLoc loc;        // of the pattern
+};
+
+struct RwCell {
+  std::string label; // "layer=1 position=value", or the statement's text
+  std::vector<std::pair<std::string, std::string>> coords;
+  std::vector<RwAction> actions;
+};
+
+struct RwScript {
+  std::string corrupt = "key";
+  bool swap = false;
+  std::vector<RwCell> cells;
+  std::vector<RwAction> removes;
+};
+
+/// Parses a script into `sm`-registered text; on error prints
+/// `file:line:col: error: ...` with a caret to `err` and returns false.
+bool parseRewrite(const std::string &text, const std::string &path, SourceManager &sm,
+                  RwScript &script, std::ostream &err);
+bool loadRewrite(const std::string &path, SourceManager &sm, RwScript &script, std::ostream &err);
+
+/// Glob match of a node name against a pattern: `*` matches any run of
+/// characters other than `.`.
+bool matchesPattern(const std::string &pattern, const std::string &name);
+
+} // namespace mixc::dsl
+
+#endif
