@@ -48,7 +48,11 @@ struct Line {
   int file, line;
   size_t pos = 0;
 
-  SourceLoc loc() const { return {file, line, static_cast<int>(pos) + 1}; }
+  /// Where the next word starts.
+  SourceLoc loc() {
+    skipSpace();
+    return {file, line, static_cast<int>(pos) + 1};
+  }
   void skipSpace() {
     while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos])))
       ++pos;

@@ -321,6 +321,18 @@ int cmdEval(const Options &o) {
 }
 } // namespace
 
+/// Runs a command; an exception from the runtime (e.g. a LibTorch check on
+/// bad data) becomes a one-line error and exit status 1, never a crash.
+int guarded(int (*command)(const Options &), const Options &o) {
+  try {
+    return command(o);
+  } catch (const std::exception &e) {
+    std::string what = e.what();
+    std::cerr << "error: " << what.substr(0, what.find('\n')) << "\n";
+    return 1;
+  }
+}
+
 int main(int argc, char **argv) {
   Options o;
   std::string problem;
@@ -337,10 +349,10 @@ int main(int argc, char **argv) {
   if (o.command == "names")
     return cmdNames(o);
   if (o.command == "train")
-    return cmdTrain(o);
+    return guarded(cmdTrain, o);
   if (o.command == "eval")
-    return cmdEval(o);
+    return guarded(cmdEval, o);
   if (o.command == "intervene")
-    return cmdIntervene(o);
+    return guarded(cmdIntervene, o);
   return usage("unknown command '" + o.command + "'");
 }
