@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -46,6 +47,7 @@ const std::set<std::string> kRoles = {"key", "value", "query", "divider", "answe
 struct Line {
   const std::string &text;
   int file, line;
+  std::string dir; // the script's folder, for add(FILE)
   size_t pos = 0;
 
   /// Where the next word starts.
@@ -150,8 +152,31 @@ RwAction parseAction(Line &l, const std::map<std::string, std::string> &vars) {
     if (s.empty() || *end || a.sigma < 0)
       fail(at, "noise(σ) needs a non-negative number, got '" + s + "'");
     l.expect(')', "to close noise(");
+  } else if (a.kind == "add") {
+    l.expect('(', "after add (write add(vector.txt))");
+    SourceLoc ploc = l.loc();
+    std::string file = l.word(")");
+    l.expect(')', "to close add(");
+    if (!file.empty() && file.front() == '"' && file.back() == '"' && file.size() >= 2)
+      file = file.substr(1, file.size() - 2);
+    std::filesystem::path p(file);
+    if (p.is_relative())
+      p = std::filesystem::path(l.dir) / p;
+    std::ifstream in(p);
+    if (!in)
+      fail(ploc, "cannot open vector file \"" + p.string() + "\"");
+    std::string tok;
+    while (in >> tok) {
+      char *end = nullptr;
+      double v = std::strtod(tok.c_str(), &end);
+      if (*end)
+        fail(ploc, "\"" + p.string() + "\" holds '" + tok + "', which is not a number");
+      a.vector.push_back(v);
+    }
+    if (a.vector.empty())
+      fail(ploc, "\"" + p.string() + "\" holds no numbers");
   } else if (a.kind != "patch" && a.kind != "zero" && a.kind != "mean") {
-    fail(at, "unknown action '" + a.kind + "'; expected patch, zero, mean, noise(σ) or remove");
+    fail(at, "unknown action '" + a.kind + "'; expected patch, zero, mean, noise(σ), add(FILE) or remove");
   }
   a.loc = l.loc();
   a.pattern = substitute(l.word(), vars, a.loc);
@@ -264,7 +289,7 @@ bool parseRewrite(const std::string &text, const std::string &path, SourceManage
     while (std::getline(in, raw)) {
       ++lineNo;
       std::string line = raw.substr(0, raw.find('#'));
-      Line l{line, file, lineNo};
+      Line l{line, file, lineNo, std::filesystem::path(path).parent_path().string()};
       if (l.atEnd())
         continue;
       parseLine(l, script);

@@ -6,6 +6,7 @@
 //   direction restore | swap       restore: base = corrupted, source = clean (default)
 //   patch  NODE at POS             take NODE's value from the source run at POS
 //   zero | mean | noise(σ) NODE at POS    ablations (mean: over the source run)
+//   add(FILE) NODE at POS          add a vector (whitespace-separated numbers in FILE)
 //   remove NODE                    replace NODE by its input (identity), everywhere
 //   sweep v in 0..2, p in {key, value}: ACTION NODE at POS    one cell per combination
 //
@@ -40,6 +41,7 @@ struct RwAction {
   std::string pattern; // node name pattern, sweep variables substituted
   RwPosition position;
   double sigma = 0;
+  std::vector<double> vector; // add(FILE)
   SourceLoc loc;        // of the pattern
 };
 

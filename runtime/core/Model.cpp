@@ -54,6 +54,10 @@ at::Tensor intervene(const at::Tensor &x, const Node &n, const Model::Interventi
       return at::zeros_like(current);
     if (kind == "mean")
       return src.mean(0, /*keepdim=*/true).expand_as(current);
+    if (kind == "add") {
+      const std::vector<double> &v = n.attrs.at("vector").floats;
+      return current + at::tensor(v, current.options().dtype(at::kDouble)).to(current.scalar_type());
+    }
     return current + sigma * at::randn_like(current); // noise
   };
   if (role == "all") {

@@ -22,15 +22,17 @@ constexpr const char *kFormatName = "mixc-graph";
 constexpr int64_t kDynamic = -1; // B, T: known at run time
 
 struct AttrValue {
-  enum class Kind { Int, Float, Bool, Str, Ints };
+  enum class Kind { Int, Float, Bool, Str, Ints, Floats };
   Kind kind = Kind::Int;
   int64_t i = 0;
   double f = 0;
   bool b = false;
   std::string s;
   std::vector<int64_t> ints;
+  std::vector<double> floats;
   bool operator==(const AttrValue &o) const {
-    return kind == o.kind && i == o.i && f == o.f && b == o.b && s == o.s && ints == o.ints;
+    return kind == o.kind && i == o.i && f == o.f && b == o.b && s == o.s && ints == o.ints &&
+           floats == o.floats;
   }
 };
 

@@ -2,6 +2,7 @@
 #include "runtime/graph/Graph.h"
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <set>
 
 namespace mixc::graph {
@@ -15,6 +16,7 @@ json attrToJson(const AttrValue &a) {
   case AttrValue::Kind::Bool: return a.b;
   case AttrValue::Kind::Str: return a.s;
   case AttrValue::Kind::Ints: return a.ints;
+  case AttrValue::Kind::Floats: return a.floats;
   }
   return nullptr;
 }
@@ -33,9 +35,12 @@ AttrValue attrFromJson(const json &j) {
   } else if (j.is_string()) {
     a.kind = AttrValue::Kind::Str;
     a.s = j.get<std::string>();
-  } else if (j.is_array()) {
+  } else if (j.is_array() && std::all_of(j.begin(), j.end(), [](const json &e) { return e.is_number_integer(); })) {
     a.kind = AttrValue::Kind::Ints;
     a.ints = j.get<std::vector<int64_t>>();
+  } else if (j.is_array()) {
+    a.kind = AttrValue::Kind::Floats;
+    a.floats = j.get<std::vector<double>>();
   } else {
     throw std::runtime_error("unsupported attribute value " + j.dump());
   }

@@ -342,11 +342,12 @@ def Mix_PatchOp : Mix_InterventionOp<"patch",
 }
 
 def Mix_AblateOp : Mix_InterventionOp<"ablate", "ablation of a value at named positions"> {
-  let summary = "zero, mean (over the source run) or noise(sigma) ablation";
+  let summary = "zero, mean (over the source run), noise(sigma) or add(vector)";
   let arguments = (ins StrAttr:$name, F32Tensor:$x, I64Attr:$cell, StrAttr:$role,
                        DefaultValuedAttr<I64Attr, "0">:$offset,
                        DefaultValuedAttr<I64Attr, "-1">:$index,
-                       StrAttr:$kind, DefaultValuedAttr<F32Attr, "0.0">:$sigma);
+                       StrAttr:$kind, DefaultValuedAttr<F32Attr, "0.0">:$sigma,
+                       OptionalAttr<DenseF32ArrayAttr>:$vector);
 }
 
 //===----------------------------------------------------------------------===//

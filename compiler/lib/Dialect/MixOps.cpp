@@ -463,8 +463,15 @@ LogicalResult DeltaRuleOp::shapeRule(SmallVectorImpl<Type> &out) {
 }
 
 LogicalResult AblateOp::shapeRule(SmallVectorImpl<Type> &out) {
-  if (getKind() != "zero" && getKind() != "mean" && getKind() != "noise")
-    return emitOpError() << "kind must be zero, mean or noise, got '" << getKind() << "'";
+  StringRef kind = getKind();
+  if (kind != "zero" && kind != "mean" && kind != "noise" && kind != "add")
+    return emitOpError() << "kind must be zero, mean, noise or add, got '" << kind << "'";
+  if ((kind == "add") != getVector().has_value())
+    return emitOpError() << "takes a vector exactly when its kind is add";
+  if (kind == "add" && failed(expectDim(*this, "the added vector's length",
+                                        static_cast<int64_t>(getVector()->size()),
+                                        dims(getX()).back())))
+    return failure();
   return sameAsInput(*this, getX(), out);
 }
 

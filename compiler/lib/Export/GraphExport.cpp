@@ -31,6 +31,9 @@ bool toAttr(Attribute a, graph::AttrValue &out) {
   } else if (auto l = a.dyn_cast<DenseI64ArrayAttr>()) {
     out.kind = graph::AttrValue::Kind::Ints;
     out.ints.assign(l.asArrayRef().begin(), l.asArrayRef().end());
+  } else if (auto l = a.dyn_cast<DenseF32ArrayAttr>()) {
+    out.kind = graph::AttrValue::Kind::Floats;
+    out.floats.assign(l.asArrayRef().begin(), l.asArrayRef().end());
   } else {
     return false;
   }

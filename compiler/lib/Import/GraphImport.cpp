@@ -24,6 +24,10 @@ Attribute attr(OpBuilder &b, const graph::AttrValue &a) {
   case graph::AttrValue::Kind::Bool: return b.getBoolAttr(a.b);
   case graph::AttrValue::Kind::Str: return b.getStringAttr(a.s);
   case graph::AttrValue::Kind::Ints: return b.getDenseI64ArrayAttr(a.ints);
+  case graph::AttrValue::Kind::Floats: {
+    SmallVector<float> v(a.floats.begin(), a.floats.end());
+    return b.getDenseF32ArrayAttr(v);
+  }
   }
   return {};
 }

@@ -4,6 +4,7 @@
 
 #include "dsl/Elaborator.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <sstream>
@@ -115,8 +116,14 @@ private:
     if (!patch) {
       state.addAttribute("kind", b.getStringAttr(a.kind));
       state.addAttribute("sigma", b.getF32FloatAttr(static_cast<float>(a.sigma)));
+      if (a.kind == "add") {
+        SmallVector<float> v(a.vector.begin(), a.vector.end());
+        state.addAttribute("vector", b.getDenseF32ArrayAttr(v));
+      }
     }
     Operation *node = b.create(state);
+    if (failed(verify(node)))
+      return failure();
     x.replaceAllUsesExcept(node->getResult(0), node);
     return success();
   }

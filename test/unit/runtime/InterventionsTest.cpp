@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <fstream>
 #include <sstream>
 
 using mixc::rt::Model;
@@ -26,11 +27,12 @@ graph::Graph compileGraph(const std::string &arch, std::vector<mixc::dsl::Config
   return result.graph;
 }
 
-graph::Graph rewrite(const graph::Graph &g, const std::string &script) {
+graph::Graph rewrite(const graph::Graph &g, const std::string &script,
+                     const std::string &path = "test.rw") {
   mixc::dsl::SourceManager sm;
   mixc::dsl::RwScript s;
   std::ostringstream err;
-  EXPECT_TRUE(mixc::dsl::parseRewrite(script, "test.rw", sm, s, err)) << err.str();
+  EXPECT_TRUE(mixc::dsl::parseRewrite(script, path, sm, s, err)) << err.str();
   mix::CompileResult result;
   EXPECT_TRUE(mix::rewriteGraph(g, s, sm, result, err)) << err.str();
   return result.graph;
@@ -82,6 +84,45 @@ TEST(Interventions, RemovingMambasConvIsTheSpecWithoutIt) {
   torch::NoGradGuard noGrad;
   at::Tensor tokens = at::randint(3, 20, {3, 11}, at::kLong);
   EXPECT_TRUE(at::equal(a->forward(tokens), b->forward(tokens)));
+}
+
+/// `g` with the tap `node` turned into `op(node's input, constant value)`.
+graph::Graph withConstant(graph::Graph g, const std::string &node, const std::string &op,
+                          double value) {
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].name == node) {
+      graph::Node c;
+      c.name = "hand_constant";
+      c.op = "constant";
+      c.attrs["value"].kind = graph::AttrValue::Kind::Float;
+      c.attrs["value"].f = value;
+      c.shapes = {{}};
+      g.nodes[i].op = op;
+      g.nodes[i].inputs.push_back("hand_constant");
+      g.nodes.insert(g.nodes.begin() + i, c);
+      break;
+    }
+  return g;
+}
+
+TEST(Interventions, AddEqualsTheNodePlusTheVector) {
+  at::set_num_threads(1);
+  graph::Graph g = compileGraph("based", {{"d", "16"}, {"vocab", "20"}});
+  std::string dir = ::testing::TempDir();
+  {
+    std::ofstream v(dir + "/quarter.txt");
+    for (int i = 0; i < 16; ++i)
+      v << "0.25 ";
+  }
+  graph::Graph added = rewrite(g, "add(quarter.txt) layers[0].mixer_output at all\n", dir + "/t.rw");
+  graph::Graph hand = withConstant(g, "layers[0].mixer_output", "add", 0.25);
+  auto a = model(added), b = model(hand);
+  a->initParameters(1);
+  copyWeights(*a, *b);
+  torch::NoGradGuard noGrad;
+  at::Tensor docs = at::randint(3, 20, {4, 9}, at::kLong);
+  at::Tensor out = a->forward(at::cat({docs, docs, docs}, 0), layout(4, 9));
+  EXPECT_LT((out.slice(0, 8, 12) - b->forward(docs)).abs().max().item<double>(), 1e-6);
 }
 
 TEST(Interventions, ZeroEqualsTheNodeTimesZero) {
