@@ -6,7 +6,7 @@ PACKAGES=(
   build-essential cmake ninja-build ccache python3
   llvm-16-dev llvm-16-tools libmlir-16-dev mlir-16-tools
   libtorch-dev libopenblas0-pthread
-  libgtest-dev nlohmann-json3-dev
+  libgtest-dev nlohmann-json3-dev libtomlplusplus-dev
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
