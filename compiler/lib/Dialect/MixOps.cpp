@@ -115,37 +115,33 @@ LogicalResult EmbeddingOp::shapeRule(SmallVectorImpl<Type> &out) {
   return success();
 }
 
-LogicalResult UnembedOp::shapeRule(SmallVectorImpl<Type> &out) {
-  if (failed(expectRank(*this, getTable(), "table", 2)))
+/// x [..., I] against a [O, I] matrix (linear's weight, unembed's table):
+/// result [..., O].
+static LogicalResult matrixRule(Operation *op, Value x, Value w, StringRef what,
+                                SmallVectorImpl<Type> &out) {
+  if (failed(expectRank(op, w, what, 2)))
     return failure();
-  ArrayRef<int64_t> x = dims(getX()), w = dims(getTable());
-  if (x.empty())
-    return emitOpError() << "expects x of rank >= 1";
-  if (failed(expectDim(*this, "x's last dimension", x.back(), w[1])))
+  ArrayRef<int64_t> xs = dims(x), ws = dims(w);
+  if (xs.empty())
+    return op->emitOpError() << "expects x of rank >= 1";
+  if (failed(expectDim(op, "x's last dimension", xs.back(), ws[1])))
     return failure();
-  SmallVector<int64_t> shape(x.begin(), x.end());
-  shape.back() = w[0];
-  out.push_back(f32Tensor(getContext(), shape));
+  SmallVector<int64_t> shape(xs.begin(), xs.end());
+  shape.back() = ws[0];
+  out.push_back(f32Tensor(op->getContext(), shape));
   return success();
 }
 
+LogicalResult UnembedOp::shapeRule(SmallVectorImpl<Type> &out) {
+  return matrixRule(*this, getX(), getTable(), "table", out);
+}
+
 LogicalResult LinearOp::shapeRule(SmallVectorImpl<Type> &out) {
-  if (failed(expectRank(*this, getWeight(), "weight", 2)))
-    return failure();
-  ArrayRef<int64_t> x = dims(getX()), w = dims(getWeight());
-  if (x.empty())
-    return emitOpError() << "expects x of rank >= 1";
-  if (failed(expectDim(*this, "x's last dimension", x.back(), w[1])))
-    return failure();
-  if (Value b = getBias()) {
-    if (failed(expectRank(*this, b, "bias", 1)) ||
-        failed(expectDim(*this, "bias size", dims(b)[0], w[0])))
+  if (Value b = getBias())
+    if (failed(expectRank(*this, b, "bias", 1)) || failed(expectRank(*this, getWeight(), "weight", 2)) ||
+        failed(expectDim(*this, "bias size", dims(b)[0], dims(getWeight())[0])))
       return failure();
-  }
-  SmallVector<int64_t> shape(x.begin(), x.end());
-  shape.back() = w[0];
-  out.push_back(f32Tensor(getContext(), shape));
-  return success();
+  return matrixRule(*this, getX(), getWeight(), "weight", out);
 }
 
 //===----------------------------------------------------------------------===//
