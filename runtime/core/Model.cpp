@@ -153,6 +153,12 @@ const std::map<std::string, OpInfo> &opTable() {
 }
 } // namespace
 
+std::vector<at::Tensor> runPrimitive(const graph::Node &node, const std::vector<at::Tensor> &inputs) {
+  auto it = opTable().find(node.op);
+  TORCH_CHECK(it != opTable().end() && it->second.fn, "no primitive '", node.op, "'");
+  return it->second.fn(inputs, node);
+}
+
 std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error) {
   error = graph::validate(g);
   if (!error.empty())

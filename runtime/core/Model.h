@@ -15,6 +15,10 @@
 
 namespace mixc::rt {
 
+/// Runs one primitive of the op table on `inputs` with `node`'s attributes
+/// (tests use it to check each primitive on its own).
+std::vector<at::Tensor> runPrimitive(const graph::Node &node, const std::vector<at::Tensor> &inputs);
+
 /// A compiled model: the graph, its parameters (LibTorch leaf tensors) and
 /// a precomputed schedule of primitive calls.
 class Model {
