@@ -49,6 +49,7 @@ options:
   --resume           train: continue the run in the config's output dir
   --quiet            train: no progress bar
   --out DIR          train: override [output] dir
+  --max-steps N      train: override [train] max_steps (a quick look at a config)
   --size N           eval/intervene: number of test documents (default: as trained / 320)
   --rewrite FILE     compile: apply an intervention script (see --emit=mlir)
   --stop-after N     train: stop as if interrupted after N steps (tests resuming)
@@ -63,7 +64,7 @@ struct Options {
   std::string emit = "graph";
   std::string output;
   bool resume = false, quiet = false;
-  int64_t stopAfter = 0;
+  int64_t stopAfter = 0, maxSteps = 0;
   std::string outDir;
   int64_t size = 0;
   std::string rewrite;
@@ -122,6 +123,14 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.outDir = value("--out");
     } else if (is("--rewrite")) {
       o.rewrite = value("--rewrite");
+    } else if (is("--max-steps")) {
+      std::string v = value("--max-steps");
+      char *end = nullptr;
+      o.maxSteps = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end || o.maxSteps <= 0) {
+        problem = "--max-steps expects a positive integer, got '" + v + "'";
+        return false;
+      }
     } else if (is("--stop-after")) {
       o.stopAfter = std::strtoll(value("--stop-after").c_str(), nullptr, 10);
     } else if (is("--size")) {
@@ -273,6 +282,8 @@ int cmdTrain(const Options &o) {
   }
   if (!o.outDir.empty())
     config.outDir = o.outDir;
+  if (o.maxSteps > 0)
+    config.maxSteps = o.maxSteps;
   Options compile = o;
   compile.model = config.modelName;
   compile.config.clear();
