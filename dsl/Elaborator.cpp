@@ -170,6 +170,8 @@ public:
       fail(loc, "default values of parameters must not be tensors");
     if (st.names.count(name) == 0)
       claim(name, loc);
+    if (++nodes_ > 1000000)
+      fail(loc, "the model has more than 1000000 nodes");
     Node n;
     n.op = op;
     n.name = name;
@@ -460,6 +462,9 @@ private:
         fail(s.loc, "loop has " + std::to_string(to.i - from.i) + " iterations (at most 4096)");
       std::string saved = state().prefix;
       for (int64_t i = from.i; i < to.i; ++i) {
+        // Nested loops multiply: bound the total so hostile input cannot hang.
+        if (++iterations_ > 1000000)
+          fail(s.loc, "the model's loops run more than 1000000 iterations in all");
         state().prefix = join(saved, s.scope + "[" + std::to_string(i) + "]");
         state().env.push_back({{s.names[0], Value::integer(i)}});
         execBody(s.body, false);
@@ -895,6 +900,7 @@ private:
   std::set<std::string> symbols_;
   std::vector<const Def *> stack_;
   std::deque<State> states_; // deque: references survive push_back
+  int64_t iterations_ = 0, nodes_ = 0;
 };
 } // namespace
 

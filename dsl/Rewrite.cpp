@@ -235,17 +235,24 @@ void parseLine(Line &l, RwScript &s) {
         SourceLoc rloc = l.loc();
         std::string range = l.word(",:");
         size_t dots = range.find("..");
+        auto bad = [&] { fail(rloc, "expected a range A..B or a set {a, b}, got '" + range + "'"); };
+        if (dots == std::string::npos || dots == 0 || dots + 2 >= range.size())
+          bad();
+        std::string lo = range.substr(0, dots), hi = range.substr(dots + 2);
         char *e1 = nullptr, *e2 = nullptr;
-        long long from = std::strtoll(range.substr(0, dots).c_str(), &e1, 10);
-        long long to = dots == std::string::npos ? 0 : std::strtoll(range.c_str() + dots + 2, &e2, 10);
-        if (dots == std::string::npos || *e1 || *e2 || to <= from || to - from > 1000)
-          fail(rloc, "expected a range A..B or a set {a, b}, got '" + range + "'");
+        long long from = std::strtoll(lo.c_str(), &e1, 10), to = std::strtoll(hi.c_str(), &e2, 10);
+        if (*e1 || *e2 || to <= from || to - from > 1000)
+          bad();
         for (long long i = from; i < to; ++i)
           v.values.push_back(std::to_string(i));
       }
       vars.push_back(v);
     } while (l.accept(','));
     l.expect(':', "after the sweep variables (sweep v in 0..2: ACTION ...)");
+    size_t combinations = 1;
+    for (const SweepVar &v : vars)
+      if ((combinations *= v.values.size()) > 10000)
+        fail(at, "the sweep has more than 10000 cells");
     size_t actionStart = l.pos;
     // Cartesian product, first variable outermost.
     std::vector<size_t> idx(vars.size(), 0);

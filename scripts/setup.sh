@@ -7,6 +7,7 @@ PACKAGES=(
   llvm-16-dev llvm-16-tools libmlir-16-dev mlir-16-tools
   libtorch-dev libopenblas0-pthread
   libgtest-dev nlohmann-json3-dev libtomlplusplus-dev
+  clang-16 libclang-rt-16-dev
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
