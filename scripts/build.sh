@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Configures and builds mixc in ./build (Ninja, ccache when present).
+# Configures and builds mixc in ./build (or $BUILD_DIR; Ninja, ccache when
+# present). Extra arguments go to cmake, e.g. -DMIXC_SANITIZE=ON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
-cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} > "$BUILD_DIR.cmake.log" 2>&1 \
+cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} "$@" > "$BUILD_DIR.cmake.log" 2>&1 \
   || { cat "$BUILD_DIR.cmake.log"; exit 1; }
 ninja -C "$BUILD_DIR" -j "${JOBS:-$(nproc)}"

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds the project with ASan + UBSan in build-asan/ and runs the whole test
+# suite there. LibTorch and LLVM/MLIR themselves are not instrumented; leaks
+# are not checked (LibTorch keeps global allocations alive at exit).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1
+BUILD_DIR=${BUILD_DIR:-build-asan} BUILD_TYPE=RelWithDebInfo bash scripts/build.sh -DMIXC_SANITIZE=ON
+cd "${BUILD_DIR:-build-asan}"
+# The fuzz smoke run is sanitized already; skip its second copy here.
+ctest --output-on-failure -j "${JOBS:-$(nproc)}" -E '^fuzz-smoke$'
