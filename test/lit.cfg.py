@@ -5,7 +5,7 @@ import lit.formats
 config.name = "mixc"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir", ".mix", ".test"]
-config.excludes = ["Inputs", "golden", "unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "golden", "corpus", "regressions", "unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mixc_obj_root, "test")
 
