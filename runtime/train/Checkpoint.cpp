@@ -3,6 +3,7 @@
 #include <torch/serialize.h>
 
 #include <cstdio>
+#include <iostream>
 #include <fcntl.h>
 #include <filesystem>
 #include <unistd.h>
@@ -117,6 +118,35 @@ bool loadCheckpoint(const std::string &path, rt::Model &model, torch::optim::Ada
             std::string(e.what()).substr(0, 200);
     return false;
   }
+}
+
+std::string checkpointPath(const std::string &where) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(where, ec))
+    return (std::filesystem::path(where) / "checkpoint.pt").string();
+  return where;
+}
+
+bool restore(const std::string &where, const graph::Graph *override, Restored &out) {
+  out.path = checkpointPath(where);
+  std::string error;
+  graph::Graph stored;
+  bool ok = readCheckpointMeta(out.path, out.meta, error);
+  if (ok && !parseConfig(out.meta.configText, out.path + ":config", ".", ".", out.config, error))
+    error = "the checkpoint's config: " + error, ok = false;
+  if (ok && !override && !graph::fromJson(out.meta.graphJson, stored, error))
+    error = "the checkpoint's graph: " + error, ok = false;
+  if (ok) {
+    at::set_num_threads(static_cast<int>(out.config.threads > 0 ? out.config.threads : 1));
+    out.model = rt::Model::create(override ? *override : stored, error);
+    if (!out.model)
+      error = "cannot run the model: " + error, ok = false;
+  }
+  if (ok)
+    ok = loadCheckpoint(out.path, *out.model, nullptr, out.meta, error);
+  if (!ok)
+    std::cerr << "error: " << error << "\n";
+  return ok;
 }
 
 } // namespace mixc::train

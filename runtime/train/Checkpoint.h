@@ -3,6 +3,7 @@
 #define MIXC_RUNTIME_TRAIN_CHECKPOINT_H
 
 #include "runtime/core/Model.h"
+#include "runtime/train/Config.h"
 
 #include <torch/optim/adamw.h>
 
@@ -30,6 +31,22 @@ bool readCheckpointMeta(const std::string &path, CheckpointMeta &meta, std::stri
 /// names and shapes, and that no weight is NaN or infinite.
 bool loadCheckpoint(const std::string &path, rt::Model &model, torch::optim::AdamW *optimizer,
                     CheckpointMeta &meta, std::string &error);
+
+/// `<run>/checkpoint.pt` for a run folder, else the path itself.
+std::string checkpointPath(const std::string &checkpointOrRun);
+
+/// A trained model brought back from a checkpoint or run folder.
+struct Restored {
+  std::string path;
+  CheckpointMeta meta;
+  TrainConfig config;
+  std::unique_ptr<rt::Model> model;
+};
+
+/// Reads the checkpoint's config and graph (or runs `graph` instead, e.g.
+/// the stored one rewritten for interventions, whose tensors must all be in
+/// the checkpoint) and loads the weights. Prints the problem on failure.
+bool restore(const std::string &checkpointOrRun, const graph::Graph *graph, Restored &out);
 
 } // namespace mixc::train
 

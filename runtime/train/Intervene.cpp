@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 bool checkpointGraph(const std::string &where, std::string &graphJson, std::string &path,
                      std::string &error) {
-  path = fs::is_directory(where) ? (fs::path(where) / "checkpoint.pt").string() : where;
+  path = checkpointPath(where);
   CheckpointMeta meta;
   if (!readCheckpointMeta(path, meta, error))
     return false;
@@ -114,26 +114,13 @@ void writeHeatmap(const std::string &path, const InterveneSpec &spec,
 }
 } // namespace
 
-int intervene(const std::string &checkpointPath, const graph::Graph &g, const InterveneSpec &spec,
+int intervene(const std::string &checkpoint, const graph::Graph &g, const InterveneSpec &spec,
               const InterveneOptions &opts, std::vector<CellResult> &results) {
-  CheckpointMeta meta;
-  std::string error;
-  TrainConfig config;
-  if (!readCheckpointMeta(checkpointPath, meta, error) ||
-      !parseConfig(meta.configText, checkpointPath + ":config", ".", ".", config, error)) {
-    std::cerr << "error: " << error << "\n";
+  Restored restored;
+  if (!restore(checkpoint, &g, restored))
     return 1;
-  }
-  at::set_num_threads(static_cast<int>(config.threads > 0 ? config.threads : 1));
-  std::unique_ptr<rt::Model> model = rt::Model::create(g, error);
-  if (!model) {
-    std::cerr << "error: cannot run the rewritten model: " << error << "\n";
-    return 1;
-  }
-  if (!loadCheckpoint(checkpointPath, *model, nullptr, meta, error)) {
-    std::cerr << "error: " << error << "\n";
-    return 1;
-  }
+  const TrainConfig &config = restored.config;
+  std::unique_ptr<rt::Model> &model = restored.model;
   tasks::ARData data = tasks::makeAR(config.ar, config.cacheDir);
   const tasks::Dataset &d = data.test;
   int64_t n = std::min<int64_t>(opts.size, d.size());
@@ -183,7 +170,7 @@ int intervene(const std::string &checkpointPath, const graph::Graph &g, const In
     r.attrib = r.kept ? (r.pPatched - pC) / denom : 0;
   }
 
-  fs::path out = opts.outDir.empty() ? fs::path(checkpointPath).parent_path() / "interventions"
+  fs::path out = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "interventions"
                                      : fs::path(opts.outDir);
   std::error_code ec;
   fs::create_directories(out, ec);

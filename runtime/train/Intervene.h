@@ -52,7 +52,7 @@ bool checkpointGraph(const std::string &checkpointOrRun, std::string &graphJson,
 /// Runs `rewritten` (the checkpoint's graph with intervention nodes) with the
 /// checkpoint's weights; prints a table, writes attrib.csv and heatmap.svg.
 /// Fills `results` (one per cell) and returns the exit status.
-int intervene(const std::string &checkpointPath, const graph::Graph &rewritten,
+int intervene(const std::string &checkpoint, const graph::Graph &rewritten,
               const InterveneSpec &spec, const InterveneOptions &options,
               std::vector<CellResult> &results);
 

@@ -261,42 +261,19 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
 }
 
 int evaluate(const std::string &where, int64_t evalSize, std::ostream &out) {
-  std::string path = where;
-  if (fs::is_directory(path))
-    path = (fs::path(path) / "checkpoint.pt").string();
-  CheckpointMeta meta;
-  std::string error;
-  if (!readCheckpointMeta(path, meta, error)) {
-    std::cerr << "error: " << error << "\n";
+  Restored r;
+  if (!restore(where, nullptr, r))
     return 1;
-  }
-  TrainConfig c;
-  if (!parseConfig(meta.configText, path + ":config", ".", ".", c, error)) {
-    std::cerr << "error: the checkpoint's config: " << error << "\n";
-    return 1;
-  }
-  graph::Graph g;
-  if (!graph::fromJson(meta.graphJson, g, error)) {
-    std::cerr << "error: the checkpoint's graph: " << error << "\n";
-    return 1;
-  }
-  setThreads(c.threads);
-  std::unique_ptr<rt::Model> model = buildModel(g);
-  if (!model)
-    return 1;
-  if (!loadCheckpoint(path, *model, nullptr, meta, error)) {
-    std::cerr << "error: " << error << "\n";
-    return 1;
-  }
+  const TrainConfig &c = r.config;
   tasks::ARData data = tasks::makeAR(c.ar, c.cacheDir);
   int64_t n = evalSize > 0 ? std::min<int64_t>(evalSize, data.test.size()) : c.evalSize;
-  EvalResult e = evaluateOn(*model, toTensors(data.test), n, c.evalBatch);
+  EvalResult e = evaluateOn(*r.model, toTensors(data.test), n, c.evalBatch);
   char buf[320];
   std::snprintf(buf, sizeof buf,
                 "%s (step %lld): accuracy %.4f, mean p(answer) %.4f on %lld test documents; "
                 "weights digest %016llx\n",
-                g.model.c_str(), (long long)meta.step, e.accuracy, e.probability, (long long)n,
-                (unsigned long long)weightsDigest(*model));
+                r.model->graph().model.c_str(), (long long)r.meta.step, e.accuracy, e.probability,
+                (long long)n, (unsigned long long)weightsDigest(*r.model));
   out << buf;
   return 0;
 }

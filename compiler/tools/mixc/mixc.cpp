@@ -92,6 +92,15 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       }
       return argv[++i];
     };
+    // A flag's value as a positive integer (sets `problem` otherwise).
+    auto positive = [&](const std::string &flag) -> int64_t {
+      std::string v = value(flag);
+      char *end = nullptr;
+      long long n = std::strtoll(v.c_str(), &end, 10);
+      if (problem.empty() && (v.empty() || *end || n <= 0))
+        problem = flag + " expects a positive integer, got '" + v + "'";
+      return n;
+    };
     auto is = [&](const std::string &flag) {
       return a == flag || a.compare(0, flag.size() + 1, flag + "=") == 0;
     };
@@ -124,23 +133,11 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
     } else if (is("--rewrite")) {
       o.rewrite = value("--rewrite");
     } else if (is("--max-steps")) {
-      std::string v = value("--max-steps");
-      char *end = nullptr;
-      o.maxSteps = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end || o.maxSteps <= 0) {
-        problem = "--max-steps expects a positive integer, got '" + v + "'";
-        return false;
-      }
+      o.maxSteps = positive("--max-steps");
     } else if (is("--stop-after")) {
-      o.stopAfter = std::strtoll(value("--stop-after").c_str(), nullptr, 10);
+      o.stopAfter = positive("--stop-after");
     } else if (is("--size")) {
-      std::string v = value("--size");
-      char *end = nullptr;
-      o.size = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end || o.size <= 0) {
-        problem = "--size expects a positive integer, got '" + v + "'";
-        return false;
-      }
+      o.size = positive("--size");
     } else if (!a.empty() && a[0] == '-') {
       problem = "unknown option '" + a + "'";
       return false;
