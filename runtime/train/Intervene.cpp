@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -80,7 +81,7 @@ void writeHeatmap(const std::string &path, const InterveneSpec &spec,
   }
   if (rows.empty())
     return;
-  const int cw = 90, ch = 40, x0 = 120, y0 = 60;
+  const int cw = 125, ch = 40, x0 = 120, y0 = 60;
   std::ostringstream s;
   s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << x0 + cw * cols.size() + 40
     << "' height='" << y0 + ch * rows.size() + 50 << "' font-family='sans-serif'>\n"
@@ -102,8 +103,8 @@ void writeHeatmap(const std::string &path, const InterveneSpec &spec,
     s << "<rect x='" << x0 + cw * j << "' y='" << y0 + ch * i << "' width='" << cw
       << "' height='" << ch << "' fill='rgb(" << shade << "," << shade << ",255)' stroke='#999'/>\n";
     char buf[32];
-    if (res[k].kept)
-      std::snprintf(buf, sizeof buf, "%.2f", res[k].attrib);
+    if (res[k].kept) // + 0.0 turns a printed "-0.00" into "0.00"
+      std::snprintf(buf, sizeof buf, "%.2f", std::round(res[k].attrib * 100) / 100 + 0.0);
     else
       std::snprintf(buf, sizeof buf, "n/a");
     s << "<text x='" << x0 + cw * j + cw / 2 << "' y='" << y0 + ch * i + ch / 2 + 4
