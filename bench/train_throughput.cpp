@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
     else if (k == "--threads") threads = std::stoi(v);
     else { std::cerr << "unknown option " << k << "\n"; return 2; }
   }
-  at::set_num_threads(threads);
+  mixc::rt::setThreads(threads);
   std::printf("%-10s %5s %10s %9s %9s %9s %12s %10s\n", "model", "d", "params", "fwd ms", "bwd ms",
               "opt ms", "tokens/s", "AR epoch");
   for (const std::string &d : dims)

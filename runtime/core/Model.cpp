@@ -3,6 +3,8 @@
 #include "runtime/core/Init.h"
 #include "runtime/core/Primitives.h"
 
+#include <ATen/Parallel.h>
+#include <dlfcn.h>
 #include <map>
 #include <unordered_map>
 
@@ -152,6 +154,14 @@ const std::map<std::string, OpInfo> &opTable() {
   return table;
 }
 } // namespace
+
+void setThreads(int threads) {
+  threads = std::max(threads, 1);
+  at::set_num_threads(threads);
+  using SetThreads = void (*)(int);
+  if (auto fn = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    fn(threads);
+}
 
 std::vector<at::Tensor> runPrimitive(const graph::Node &node, const std::vector<at::Tensor> &inputs) {
   auto it = opTable().find(node.op);

@@ -15,6 +15,10 @@
 
 namespace mixc::rt {
 
+/// Sets LibTorch's intra-op threads and, when the BLAS is OpenBLAS, its own
+/// pool too (it otherwise spins one thread per core beside ours).
+void setThreads(int threads);
+
 /// Runs one primitive of the op table on `inputs` with `node`'s attributes
 /// (tests use it to check each primitive on its own).
 std::vector<at::Tensor> runPrimitive(const graph::Node &node, const std::vector<at::Tensor> &inputs);

@@ -93,7 +93,7 @@ uint64_t weightsDigest(const rt::Model &m) {
 void setThreads(int64_t threads) {
   // Default 1: these models are small, and intra-op threads mostly add
   // synchronisation (2 threads ran 3× slower than 1 on 2 cores).
-  at::set_num_threads(static_cast<int>(threads > 0 ? threads : 1));
+  rt::setThreads(static_cast<int>(threads > 0 ? threads : 1));
 }
 } // namespace
 
