@@ -1,6 +1,7 @@
 #include "runtime/train/Intervene.h"
 #include "runtime/core/Model.h"
 #include "runtime/tasks/AR.h"
+#include "runtime/train/Batches.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Config.h"
 #include "runtime/train/Report.h"
@@ -49,16 +50,6 @@ std::vector<int32_t> corruptTokens(const tasks::Dataset &d, int64_t n, const tas
     tok = replacement;
   }
   return out;
-}
-
-at::Tensor rowsOf(const std::vector<int32_t> &v, int64_t from, int64_t to, int64_t width) {
-  return at::from_blob(const_cast<int32_t *>(v.data()) + from * width, {to - from, width},
-                       at::TensorOptions().dtype(at::kInt))
-      .to(at::kLong);
-}
-
-at::Tensor slice(const std::vector<int32_t> &v, int64_t from, int64_t to) {
-  return rowsOf(v, from, to, 1).view({-1});
 }
 
 std::string fmt(double x) {
@@ -137,21 +128,21 @@ int intervene(const std::string &checkpoint, const graph::Graph &g, const Interv
   at::manual_seed(opts.seed); // noise ablations
   for (int64_t i = 0; i < n; i += chunk) {
     int64_t j = std::min(n, i + chunk), m = j - i;
-    at::Tensor clean = rowsOf(d.tokens, i, j, T), corrupt = rowsOf(corrupted, i, j, T);
+    at::Tensor clean = int64Rows(d.tokens, i, j, T), corrupt = int64Rows(corrupted, i, j, T);
     at::Tensor base = spec.swap ? clean : corrupt, source = spec.swap ? corrupt : clean;
     std::vector<at::Tensor> blocks = {source, base};
     for (int64_t c = 0; c < C; ++c)
       blocks.push_back(base);
     rt::Model::Options o;
-    o.readout = slice(d.readout, i, j).repeat({C + 2});
+    o.readout = int64Slice(d.readout, i, j).repeat({C + 2});
     rt::Model::Interventions iv;
     iv.docs = m;
-    iv.roles = {{"key", slice(d.keyPos, i, j)},       {"value", slice(d.valuePos, i, j)},
-                {"query", slice(d.queryPos, i, j)},   {"divider", slice(d.dividerPos, i, j)},
-                {"answer", slice(d.queryPos, i, j) + 1}};
+    iv.roles = {{"key", int64Slice(d.keyPos, i, j)},       {"value", int64Slice(d.valuePos, i, j)},
+                {"query", int64Slice(d.queryPos, i, j)},   {"divider", int64Slice(d.dividerPos, i, j)},
+                {"answer", int64Slice(d.queryPos, i, j) + 1}};
     o.interventions = iv;
     at::Tensor logits = model->forward(at::cat(blocks, 0), o).squeeze(1);     // [(C+2)m, V]
-    at::Tensor target = slice(d.target, i, j).repeat({C + 2});
+    at::Tensor target = int64Slice(d.target, i, j).repeat({C + 2});
     at::Tensor p = at::softmax(logits, -1).gather(1, target.unsqueeze(1)).view({C + 2, m});
     at::Tensor perBlock = p.to(at::kDouble).sum(1);
     double s0 = perBlock[0].item<double>(), s1 = perBlock[1].item<double>();

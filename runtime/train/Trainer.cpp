@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/train/Trainer.h"
 #include "runtime/core/Model.h"
+#include "runtime/train/Batches.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Report.h"
 
@@ -30,11 +31,8 @@ struct TaskTensors {
 };
 
 TaskTensors toTensors(const tasks::Dataset &d) {
-  auto i32 = at::TensorOptions().dtype(at::kInt);
   int64_t n = d.size();
-  return {at::from_blob(const_cast<int32_t *>(d.tokens.data()), {n, d.seqLen}, i32).to(at::kLong),
-          at::from_blob(const_cast<int32_t *>(d.readout.data()), {n}, i32).to(at::kLong),
-          at::from_blob(const_cast<int32_t *>(d.target.data()), {n}, i32).to(at::kLong)};
+  return {int64Rows(d.tokens, 0, n, d.seqLen), int64Slice(d.readout, 0, n), int64Slice(d.target, 0, n)};
 }
 
 double learningRate(const TrainConfig &c, int64_t step, int64_t total) {
