@@ -26,6 +26,22 @@ namespace {
 volatile std::sig_atomic_t gStop = 0;
 void onSignal(int) { gStop = 1; }
 
+/// SIGINT/SIGTERM only raise gStop while a run is set up or training; the
+/// loop then saves a checkpoint and exits. Restores the old handlers on exit.
+struct StopOnSignals {
+  StopOnSignals() {
+    gStop = 0;
+    oldInt = std::signal(SIGINT, onSignal);
+    oldTerm = std::signal(SIGTERM, onSignal);
+  }
+  ~StopOnSignals() {
+    std::signal(SIGINT, oldInt);
+    std::signal(SIGTERM, oldTerm);
+  }
+  void (*oldInt)(int);
+  void (*oldTerm)(int);
+};
+
 struct TaskTensors {
   at::Tensor tokens, readout, target; // [N, T], [N], [N] int64
 };
@@ -111,6 +127,7 @@ bool bindTaskToModel(TrainConfig &c, std::string &error) {
 }
 
 int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
+  StopOnSignals signals; // from the start: a signal during setup still stops cleanly
   setThreads(c.threads);
   std::unique_ptr<rt::Model> model = buildModel(g);
   if (!model)
@@ -177,13 +194,6 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
             << formatDuration(loadSec) << "); " << total << " steps, " << at::get_num_threads()
             << " threads\n";
 
-  gStop = 0;
-  auto oldInt = std::signal(SIGINT, onSignal);
-  auto oldTerm = std::signal(SIGTERM, onSignal);
-  auto restoreSignals = [&] {
-    std::signal(SIGINT, oldInt);
-    std::signal(SIGTERM, oldTerm);
-  };
   auto record = [&](double loss, double acc, double tps, double elapsed) {
     EvalResult e = evaluateOn(*model, testSet, c.evalSize, c.evalBatch);
     MetricsRow r{step, static_cast<double>(step) / stepsPerEpoch, learningRate(c, step, total),
@@ -206,7 +216,6 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
       progress.finish();
       saveCheckpoint(ckptPath, *model, &optimizer, {step, c.text, graphJson});
       std::cerr << "interrupted: checkpoint saved at step " << step << "; continue with --resume\n";
-      restoreSignals();
       return 130;
     }
     double lr = learningRate(c, step, total);
@@ -228,7 +237,6 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
       progress.finish();
       std::cerr << "error: the loss became " << l << " at step " << step
                 << " (learning rate " << lr << " too high?); the last checkpoint is kept\n";
-      restoreSignals();
       return 1;
     }
     double a = (logits.argmax(-1) == target).to(at::kDouble).mean().item<double>();
@@ -247,7 +255,6 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
       saveCheckpoint(ckptPath, *model, &optimizer, {step, c.text, graphJson});
   }
   progress.finish();
-  restoreSignals();
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const MetricsRow &last = rows.back();
   std::printf("%s: eval accuracy %.4f (mean p(answer) %.4f) on %lld test documents after %lld steps"
