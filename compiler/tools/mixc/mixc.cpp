@@ -20,6 +20,7 @@
 #include "runtime/train/Intervene.h"
 #include "runtime/train/Trainer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -43,7 +44,8 @@ commands:
 
 options:
   --model NAME       the model to compile (default: the file's last model)
-  --config k=v       set a model parameter (repeatable), e.g. --config d=64
+  --config k=v       set a model parameter (repeatable), e.g. --config d=64;
+                     train: overrides [model.config]
   -I DIR             also look for imports in DIR
   -o FILE            write the output to FILE (atomically) instead of stdout
   --resume           train: continue the run in the config's output dir
@@ -272,8 +274,17 @@ int cmdTrain(const Options &o) {
   }
   mixc::train::TrainConfig config;
   std::string error;
-  if (!mixc::train::parseConfig(text, path, baseDir, MIXC_SOURCE_ROOT, config, error) ||
-      !mixc::train::bindTaskToModel(config, error)) {
+  bool parsed = mixc::train::parseConfig(text, path, baseDir, MIXC_SOURCE_ROOT, config, error);
+  // --config k=v overrides [model.config] (e.g. one config, several widths).
+  for (const auto &entry : o.config) {
+    auto it = std::find_if(config.modelConfig.begin(), config.modelConfig.end(),
+                           [&](const auto &kv) { return kv.first == entry.key; });
+    if (it == config.modelConfig.end())
+      config.modelConfig.push_back({entry.key, entry.value});
+    else
+      it->second = entry.value;
+  }
+  if (!parsed || !mixc::train::bindTaskToModel(config, error)) {
     std::cerr << error << "\n";
     return 1;
   }
