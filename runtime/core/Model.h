@@ -16,7 +16,8 @@
 namespace mixc::rt {
 
 /// Sets LibTorch's intra-op threads and, when the BLAS is OpenBLAS, its own
-/// pool too (it otherwise spins one thread per core beside ours).
+/// pool too (it otherwise spins one thread per core beside ours). 0 or less
+/// means 1: these models are small, and 2 threads ran 3× slower than 1 on 2 cores.
 void setThreads(int threads);
 
 /// Runs one primitive of the op table on `inputs` with `node`'s attributes

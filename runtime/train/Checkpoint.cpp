@@ -137,7 +137,7 @@ bool restore(const std::string &where, const graph::Graph *override, Restored &o
   if (ok && !override && !graph::fromJson(out.meta.graphJson, stored, error))
     error = "the checkpoint's graph: " + error, ok = false;
   if (ok) {
-    rt::setThreads(static_cast<int>(out.config.threads > 0 ? out.config.threads : 1));
+    rt::setThreads(static_cast<int>(out.config.threads));
     out.model = rt::Model::create(override ? *override : stored, error);
     if (!out.model)
       error = "cannot run the model: " + error, ok = false;

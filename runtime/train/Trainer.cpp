@@ -103,12 +103,6 @@ uint64_t weightsDigest(const rt::Model &m) {
   }
   return h;
 }
-
-void setThreads(int64_t threads) {
-  // Default 1: these models are small, and intra-op threads mostly add
-  // synchronisation (2 threads ran 3× slower than 1 on 2 cores).
-  rt::setThreads(static_cast<int>(threads > 0 ? threads : 1));
-}
 } // namespace
 
 bool bindTaskToModel(TrainConfig &c, std::string &error) {
@@ -128,7 +122,7 @@ bool bindTaskToModel(TrainConfig &c, std::string &error) {
 
 int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
   StopOnSignals signals; // from the start: a signal during setup still stops cleanly
-  setThreads(c.threads);
+  rt::setThreads(static_cast<int>(c.threads));
   std::unique_ptr<rt::Model> model = buildModel(g);
   if (!model)
     return 1;
