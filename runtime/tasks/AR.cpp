@@ -1,16 +1,12 @@
 #include "runtime/tasks/AR.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <random>
-#include <unistd.h>
 
 namespace mixc::tasks {
 
 std::string ARConfig::key() const {
-  return "ar-v1-kv" + std::to_string(numKV) + "-p" + std::to_string(numPairs) + "-n" +
+  return "ar-v2-kv" + std::to_string(numKV) + "-p" + std::to_string(numPairs) + "-n" +
          std::to_string(trainSize) + "-" + std::to_string(testSize) + "-s" + std::to_string(seed);
 }
 
@@ -29,95 +25,47 @@ std::vector<int32_t> sampleDistinct(std::mt19937_64 &rng, int64_t range, int64_t
 
 Dataset generate(const ARConfig &c, int64_t n, std::mt19937_64 &rng) {
   Dataset d;
-  d.seqLen = c.seqLen();
   d.vocabSize = c.vocabSize();
-  d.tokens.reserve(n * d.seqLen);
+  d.corruptLow = kFirstTerminal; // corruption draws another key (§6)
+  d.corruptHigh = kFirstTerminal + static_cast<int32_t>(c.keys());
+  d.tokens.reserve(n * c.seqLen());
   const int32_t firstKey = kFirstTerminal, firstValue = kFirstTerminal + static_cast<int32_t>(c.keys());
   std::uniform_int_distribution<int64_t> query(0, c.numPairs - 1);
+  std::vector<int32_t> doc;
   for (int64_t i = 0; i < n; ++i) {
     std::vector<int32_t> keys = sampleDistinct(rng, c.keys(), c.numPairs);
     std::vector<int32_t> values = sampleDistinct(rng, c.keys(), c.numPairs);
     int64_t q = query(rng);
-    d.tokens.push_back(kBos);
+    doc.assign(1, kBos);
     for (int64_t p = 0; p < c.numPairs; ++p) {
-      d.tokens.push_back(firstKey + keys[p]);
-      d.tokens.push_back(firstValue + values[p]);
+      doc.push_back(firstKey + keys[p]);
+      doc.push_back(firstValue + values[p]);
     }
-    int32_t divider = static_cast<int32_t>(2 * c.numPairs + 1);
-    d.tokens.push_back(kEos);
-    d.tokens.push_back(firstKey + keys[q]);
-    d.tokens.push_back(firstValue + values[q]);
-    d.tokens.push_back(kEos);
-    d.keyPos.push_back(static_cast<int32_t>(2 * q + 1));
-    d.valuePos.push_back(static_cast<int32_t>(2 * q + 2));
-    d.dividerPos.push_back(divider);
-    d.queryPos.push_back(divider + 1);
-    d.readout.push_back(divider + 1); // logits at the query key predict v_q
-    d.target.push_back(firstValue + values[q]);
+    const int32_t divider = static_cast<int32_t>(2 * c.numPairs + 1);
+    doc.push_back(kEos);
+    doc.push_back(firstKey + keys[q]);
+    doc.push_back(firstValue + values[q]);
+    doc.push_back(kEos);
+    // The logits at the query key (divider + 1) predict v_q.
+    d.append(doc, divider + 1, firstValue + values[q], static_cast<int32_t>(2 * q + 1),
+             static_cast<int32_t>(2 * q + 2), divider + 1, divider);
   }
   return d;
 }
 
-template <typename T>
-void writeVec(std::ofstream &out, const std::vector<T> &v) {
-  uint64_t n = v.size();
-  out.write(reinterpret_cast<const char *>(&n), sizeof n);
-  out.write(reinterpret_cast<const char *>(v.data()), static_cast<std::streamsize>(n * sizeof(T)));
-}
-
-template <typename T>
-bool readVec(std::ifstream &in, std::vector<T> &v) {
-  uint64_t n = 0;
-  if (!in.read(reinterpret_cast<char *>(&n), sizeof n) || n > (1ull << 32))
-    return false;
-  v.resize(n);
-  return static_cast<bool>(in.read(reinterpret_cast<char *>(v.data()), static_cast<std::streamsize>(n * sizeof(T))));
-}
-
-void writeSet(std::ofstream &out, const Dataset &d) {
-  for (const auto *v : {&d.tokens, &d.readout, &d.target, &d.keyPos, &d.valuePos, &d.queryPos, &d.dividerPos})
-    writeVec(out, *v);
-}
-
-bool readSet(std::ifstream &in, Dataset &d, const ARConfig &c) {
-  d.seqLen = c.seqLen();
-  d.vocabSize = c.vocabSize();
-  for (auto *v : {&d.tokens, &d.readout, &d.target, &d.keyPos, &d.valuePos, &d.queryPos, &d.dividerPos})
-    if (!readVec(in, *v))
-      return false;
-  return d.tokens.size() == d.target.size() * static_cast<size_t>(d.seqLen);
-}
-
-constexpr char kMagic[8] = {'m', 'i', 'x', 'c', 'A', 'R', '0', '1'};
+constexpr char kMagic[8] = {'m', 'i', 'x', 'c', 'A', 'R', '0', '2'};
 } // namespace
 
-ARData makeAR(const ARConfig &c, const std::string &cacheDir) {
-  namespace fs = std::filesystem;
-  fs::path file = cacheDir.empty() ? fs::path() : fs::path(cacheDir) / (c.key() + ".bin");
-  if (!file.empty()) {
-    std::ifstream in(file, std::ios::binary);
-    char magic[8];
-    ARData data;
-    if (in && in.read(magic, 8) && std::equal(magic, magic + 8, kMagic) &&
-        readSet(in, data.train, c) && readSet(in, data.test, c) &&
-        data.train.size() == c.trainSize && data.test.size() == c.testSize)
-      return data;
-  }
+TaskData makeAR(const ARConfig &c, const std::string &cacheDir) {
+  std::string file = cacheDir.empty() ? "" : cacheDir + "/" + c.key() + ".bin";
+  TaskData data;
+  if (!file.empty() && loadCache(file, kMagic, c.trainSize, c.testSize, data))
+    return data;
   std::mt19937_64 rng(c.seed);
-  ARData data{generate(c, c.trainSize, rng), generate(c, c.testSize, rng)};
-  if (!file.empty()) {
-    std::error_code ec;
-    fs::create_directories(file.parent_path(), ec);
-    fs::path tmp = file;
-    tmp += ".tmp" + std::to_string(::getpid());
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out.write(kMagic, 8);
-      writeSet(out, data.train);
-      writeSet(out, data.test);
-    }
-    fs::rename(tmp, file, ec); // a failed cache write only costs a regeneration
-  }
+  data.train = generate(c, c.trainSize, rng);
+  data.test = generate(c, c.testSize, rng);
+  if (!file.empty())
+    saveCache(file, kMagic, data);
   return data;
 }
 

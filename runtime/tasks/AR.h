@@ -9,13 +9,12 @@
 #ifndef MIXC_RUNTIME_TASKS_AR_H
 #define MIXC_RUNTIME_TASKS_AR_H
 
+#include "runtime/tasks/Dataset.h"
+
 #include <cstdint>
 #include <string>
-#include <vector>
 
 namespace mixc::tasks {
-
-constexpr int32_t kPad = 0, kBos = 1, kEos = 2, kFirstTerminal = 3;
 
 struct ARConfig {
   int64_t numKV = 8192;     // key and value tokens together (ar_32: 8192)
@@ -30,25 +29,9 @@ struct ARConfig {
   std::string key() const; // identifies the data set (for the cache)
 };
 
-/// A set of fixed-length documents with the positions the probes use.
-struct Dataset {
-  int64_t seqLen = 0;
-  int64_t vocabSize = 0;
-  std::vector<int32_t> tokens;   // [N, seqLen], row-major
-  std::vector<int32_t> readout;  // [N] position whose logits predict the answer
-  std::vector<int32_t> target;   // [N] the answer token
-  // Roles of paper-spec §6, per document.
-  std::vector<int32_t> keyPos, valuePos, queryPos, dividerPos;
-  int64_t size() const { return static_cast<int64_t>(target.size()); }
-};
-
-struct ARData {
-  Dataset train, test;
-};
-
 /// Generates (or reads from `cacheDir`, when non-empty) the train and test
 /// sets; one RNG seeded with `seed` draws the train set, then the test set.
-ARData makeAR(const ARConfig &config, const std::string &cacheDir);
+TaskData makeAR(const ARConfig &config, const std::string &cacheDir);
 
 } // namespace mixc::tasks
 

@@ -86,6 +86,76 @@ std::string resolve(const std::string &p, const std::string &baseDir, const std:
     return local.lexically_normal().string();
   return (fs::path(root) / p).lexically_normal().string();
 }
+
+const std::set<std::string> kArKeys = {"num_kv", "num_pairs"};
+const std::set<std::string> kAtrKeys = {"num_terminals", "num_nonterminals", "max_rhs_len",
+                                        "max_rules_per_nt", "max_depth",
+                                        "terminal_occurrence_factor", "held_out", "max_string_len"};
+
+/// [task]: the shared keys, then the chosen task's own (the other task's
+/// keys are errors that say which task they belong to).
+void readTask(Reader &r, const toml::table &root, TrainConfig &c) {
+  std::set<std::string> keys = {"name", "train_size", "test_size", "seed", "cache_dir"};
+  keys.insert(kArKeys.begin(), kArKeys.end());
+  keys.insert(kAtrKeys.begin(), kAtrKeys.end());
+  const toml::table *task = r.section("task", keys);
+  tasks::TaskConfig &t = c.task;
+  r.get(task, "name", "task", t.name);
+  if (t.name != "ar" && t.name != "atr")
+    r.fail(task->get("name")->source(), "unknown task '" + t.name + "'; available: ar, atr");
+  r.get(task, "cache_dir", "task", c.cacheDir);
+  if (task)
+    for (const auto &[k, v] : *task) {
+      const std::set<std::string> &other = t.isATR() ? kArKeys : kAtrKeys;
+      if (other.count(std::string(k.str())))
+        r.fail(k.source(), "task." + std::string(k.str()) + " belongs to task '" +
+                               (t.isATR() ? "ar" : "atr") + "', but name = \"" + t.name + "\"");
+    }
+  auto sizes = [&](int64_t &train, int64_t &test, uint64_t &seed) {
+    r.get(task, "train_size", "task", train);
+    r.get(task, "test_size", "task", test);
+    r.get(task, "seed", "task", seed);
+    if (train < 1 || test < 1)
+      r.fail(task ? task->source() : root.source(), "[task] train_size and test_size must be >= 1");
+  };
+  if (!t.isATR()) {
+    r.get(task, "num_kv", "task", t.ar.numKV);
+    r.get(task, "num_pairs", "task", t.ar.numPairs);
+    sizes(t.ar.trainSize, t.ar.testSize, t.ar.seed);
+    if (t.ar.numKV < 4 || t.ar.numKV % 2 || t.ar.numPairs < 1 || t.ar.numPairs > t.ar.keys())
+      r.fail(task ? task->source() : root.source(),
+             "[task] needs an even num_kv >= 4 and 1 <= num_pairs <= num_kv / 2");
+    return;
+  }
+  tasks::ATRConfig &a = t.atr;
+  r.get(task, "num_terminals", "task", a.numTerminals);
+  r.get(task, "num_nonterminals", "task", a.numNonterminals);
+  r.get(task, "max_rhs_len", "task", a.maxRhsLen);
+  r.get(task, "max_rules_per_nt", "task", a.maxRulesPerNt);
+  r.get(task, "max_depth", "task", a.maxDepth);
+  r.get(task, "terminal_occurrence_factor", "task", a.terminalFactor);
+  r.get(task, "held_out", "task", a.heldOut);
+  r.get(task, "max_string_len", "task", a.maxStringLen);
+  sizes(a.trainSize, a.testSize, a.seed);
+  auto need = [&](const char *key, bool ok, const std::string &msg) {
+    if (ok)
+      return;
+    const toml::node *n = task ? task->get(key) : nullptr;
+    r.fail(n ? n->source() : root.source(), msg);
+  };
+  need("num_terminals", a.numTerminals >= 2 && a.numTerminals <= 1000000,
+       "task.num_terminals must be in [2, 1000000]");
+  need("num_nonterminals", a.numNonterminals >= 1 && a.numNonterminals <= 100000,
+       "task.num_nonterminals must be in [1, 100000]");
+  need("max_rhs_len", a.maxRhsLen >= 2 && a.maxRhsLen <= 64, "task.max_rhs_len must be in [2, 64]");
+  need("max_rules_per_nt", a.maxRulesPerNt >= 2 && a.maxRulesPerNt <= 64,
+       "task.max_rules_per_nt must be in [2, 64]");
+  need("max_depth", a.maxDepth >= 1 && a.maxDepth <= 64, "task.max_depth must be in [1, 64]");
+  need("held_out", a.heldOut >= 0 && a.heldOut < 1,
+       "task.held_out is a fraction of the label pairs, in [0, 1)");
+  need("max_string_len", a.maxStringLen >= 3 && a.maxStringLen <= 100000,
+       "task.max_string_len must be in [3, 100000]");
+}
 } // namespace
 
 bool parseConfig(const std::string &text, const std::string &path, const std::string &baseDir,
@@ -130,22 +200,7 @@ bool parseConfig(const std::string &text, const std::string &path, const std::st
         c.modelConfig.push_back({std::string(k.str()), value});
       }
     }
-    const toml::table *task = r.section(
-        "task", {"name", "num_kv", "num_pairs", "train_size", "test_size", "seed", "cache_dir"});
-    r.get(task, "name", "task", c.task);
-    if (c.task != "ar")
-      r.fail(task->get("name")->source(), "unknown task '" + c.task + "'; available: ar");
-    r.get(task, "num_kv", "task", c.ar.numKV);
-    r.get(task, "num_pairs", "task", c.ar.numPairs);
-    r.get(task, "train_size", "task", c.ar.trainSize);
-    r.get(task, "test_size", "task", c.ar.testSize);
-    r.get(task, "seed", "task", c.ar.seed);
-    r.get(task, "cache_dir", "task", c.cacheDir);
-    if (c.ar.numKV < 4 || c.ar.numKV % 2 || c.ar.numPairs < 1 || c.ar.numPairs > c.ar.keys())
-      r.fail(task ? task->source() : root.source(),
-             "[task] needs an even num_kv >= 4 and 1 <= num_pairs <= num_kv / 2");
-    if (c.ar.trainSize < 1 || c.ar.testSize < 1)
-      r.fail(task ? task->source() : root.source(), "[task] train_size and test_size must be >= 1");
+    readTask(r, root, c);
 
     const toml::table *train = r.section(
         "train", {"epochs", "batch_size", "lr", "warmup", "schedule", "seed", "eval_every",
@@ -178,10 +233,10 @@ bool parseConfig(const std::string &text, const std::string &path, const std::st
       bad("warmup", "train.warmup is a fraction of the steps, in [0, 1)");
     if (c.evalSize < 1 || c.evalBatch < 1)
       bad("eval_size", "train.eval_size and eval_batch must be >= 1");
-    if (c.evalSize > c.ar.testSize)
+    if (c.evalSize > c.task.testSize())
       bad("eval_size", "train.eval_size (" + std::to_string(c.evalSize) +
-                           ") exceeds task.test_size (" + std::to_string(c.ar.testSize) + ")");
-    if (c.batchSize > c.ar.trainSize)
+                           ") exceeds task.test_size (" + std::to_string(c.task.testSize()) + ")");
+    if (c.batchSize > c.task.trainSize())
       bad("batch_size", "train.batch_size exceeds task.train_size");
 
     const toml::table *out = r.section("output", {"dir"});

@@ -2,7 +2,7 @@
 #ifndef MIXC_RUNTIME_TRAIN_CONFIG_H
 #define MIXC_RUNTIME_TRAIN_CONFIG_H
 
-#include "runtime/tasks/AR.h"
+#include "runtime/tasks/Task.h"
 
 #include <string>
 #include <utility>
@@ -17,8 +17,7 @@ struct TrainConfig {
   std::string modelName;  // empty: the file's last model
   std::vector<std::pair<std::string, std::string>> modelConfig; // [model.config]
   // [task]
-  std::string task = "ar";
-  tasks::ARConfig ar;
+  tasks::TaskConfig task;
   std::string cacheDir;   // empty: no cache
   // [train]
   int64_t epochs = 16;
@@ -46,7 +45,7 @@ struct TrainConfig {
 bool parseConfig(const std::string &text, const std::string &path, const std::string &baseDir,
                  const std::string &projectRoot, TrainConfig &config, std::string &error);
 
-/// The built-in default run: small attention on a reduced AR (the main job).
+/// The built-in default run: a small Based on a reduced AR (the main job).
 std::string defaultConfigText();
 
 } // namespace mixc::train

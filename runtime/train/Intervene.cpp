@@ -1,6 +1,6 @@
 #include "runtime/train/Intervene.h"
 #include "runtime/core/Model.h"
-#include "runtime/tasks/AR.h"
+#include "runtime/tasks/Task.h"
 #include "runtime/train/Batches.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Config.h"
@@ -32,20 +32,21 @@ bool checkpointGraph(const std::string &where, std::string &graphJson, std::stri
 
 namespace {
 /// Replaces, per document, the key in context (or its value) by a uniformly
-/// drawn other key id (paper-spec §6, including the value→key quirk).
-std::vector<int32_t> corruptTokens(const tasks::Dataset &d, int64_t n, const tasks::ARConfig &c,
-                                   const std::string &what, uint64_t seed) {
+/// drawn other token of the task's corruption range: another key id on AR
+/// (also for the value: tinylang's quirk), another terminal on ATR (§6).
+std::vector<int32_t> corruptTokens(const tasks::Dataset &d, int64_t n, const std::string &what,
+                                   uint64_t seed) {
   std::vector<int32_t> out(d.tokens.begin(), d.tokens.begin() + n * d.seqLen);
   if (what == "none")
     return out;
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int64_t> key(0, c.keys() - 1);
+  std::uniform_int_distribution<int32_t> key(d.corruptLow, d.corruptHigh - 1);
   for (int64_t i = 0; i < n; ++i) {
     int64_t pos = what == "key" ? d.keyPos[i] : d.valuePos[i];
     int32_t &tok = out[i * d.seqLen + pos];
     int32_t replacement;
     do
-      replacement = tasks::kFirstTerminal + static_cast<int32_t>(key(rng));
+      replacement = key(rng);
     while (replacement == tok);
     tok = replacement;
   }
@@ -113,10 +114,10 @@ int intervene(const std::string &checkpoint, const graph::Graph &g, const Interv
     return 1;
   const TrainConfig &config = restored.config;
   std::unique_ptr<rt::Model> &model = restored.model;
-  tasks::ARData data = tasks::makeAR(config.ar, config.cacheDir);
+  tasks::TaskData data = tasks::makeTask(config.task, config.cacheDir);
   const tasks::Dataset &d = data.test;
   int64_t n = std::min<int64_t>(opts.size, d.size());
-  std::vector<int32_t> corrupted = corruptTokens(d, n, config.ar, spec.corrupt, opts.seed);
+  std::vector<int32_t> corrupted = corruptTokens(d, n, spec.corrupt, opts.seed);
   const int64_t C = static_cast<int64_t>(spec.cells.size()), T = d.seqLen;
   // Keep a forward at ~512 rows: chunk documents by the number of blocks.
   const int64_t chunk = std::max<int64_t>(1, 512 / (C + 2));
@@ -128,7 +129,9 @@ int intervene(const std::string &checkpoint, const graph::Graph &g, const Interv
   at::manual_seed(opts.seed); // noise ablations
   for (int64_t i = 0; i < n; i += chunk) {
     int64_t j = std::min(n, i + chunk), m = j - i;
-    at::Tensor clean = int64Rows(d.tokens, i, j, T), corrupt = int64Rows(corrupted, i, j, T);
+    const int64_t len = d.maxLength(i, j); // a chunk needs no more columns (causal models)
+    at::Tensor clean = int64Rows(d.tokens, i, j, T).narrow(1, 0, len);
+    at::Tensor corrupt = int64Rows(corrupted, i, j, T).narrow(1, 0, len);
     at::Tensor base = spec.swap ? clean : corrupt, source = spec.swap ? corrupt : clean;
     std::vector<at::Tensor> blocks = {source, base};
     for (int64_t c = 0; c < C; ++c)

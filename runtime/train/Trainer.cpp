@@ -42,13 +42,15 @@ struct StopOnSignals {
   void (*oldTerm)(int);
 };
 
-struct TaskTensors {
-  at::Tensor tokens, readout, target; // [N, T], [N], [N] int64
+/// Rows [from, to) of a data set as a batch: tokens cut to the batch's
+/// longest document ([n, T_batch] int64), readout positions and targets.
+struct Batch {
+  at::Tensor tokens, readout, target;
 };
 
-TaskTensors toTensors(const tasks::Dataset &d) {
-  int64_t n = d.size();
-  return {int64Rows(d.tokens, 0, n, d.seqLen), int64Slice(d.readout, 0, n), int64Slice(d.target, 0, n)};
+Batch batchOf(const tasks::Dataset &d, int64_t from, int64_t to) {
+  at::Tensor tokens = int64Rows(d.tokens, from, to, d.seqLen).narrow(1, 0, d.maxLength(from, to));
+  return {tokens, int64Slice(d.readout, from, to), int64Slice(d.target, from, to)};
 }
 
 double learningRate(const TrainConfig &c, int64_t step, int64_t total) {
@@ -67,16 +69,16 @@ struct EvalResult {
 
 /// Accuracy (argmax over the full vocabulary) and mean p(answer) on the
 /// first n documents.
-EvalResult evaluateOn(const rt::Model &m, const TaskTensors &t, int64_t n, int64_t batch) {
+EvalResult evaluateOn(const rt::Model &m, const tasks::Dataset &d, int64_t n, int64_t batch) {
   torch::NoGradGuard noGrad;
-  n = std::min<int64_t>(n, t.tokens.size(0));
+  n = std::min<int64_t>(n, d.size());
   double correct = 0, prob = 0;
   for (int64_t i = 0; i < n; i += batch) {
-    int64_t j = std::min(n, i + batch);
+    Batch b = batchOf(d, i, std::min(n, i + batch));
     rt::Model::Options o;
-    o.readout = t.readout.slice(0, i, j);
-    at::Tensor logits = m.forward(t.tokens.slice(0, i, j), o).squeeze(1);
-    at::Tensor target = t.target.slice(0, i, j);
+    o.readout = b.readout;
+    at::Tensor logits = m.forward(b.tokens, o).squeeze(1);
+    at::Tensor &target = b.target;
     correct += (logits.argmax(-1) == target).sum().item<double>();
     prob += at::softmax(logits, -1).gather(1, target.unsqueeze(1)).sum().item<double>();
   }
@@ -106,7 +108,7 @@ uint64_t weightsDigest(const rt::Model &m) {
 } // namespace
 
 bool bindTaskToModel(TrainConfig &c, std::string &error) {
-  std::string vocab = std::to_string(c.ar.vocabSize());
+  std::string vocab = std::to_string(c.task.vocabSize());
   for (auto &[k, v] : c.modelConfig)
     if (k == "vocab") {
       if (v != vocab) {
@@ -138,8 +140,8 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
   const std::string graphJson = graph::toJson(g);
 
   auto loadStart = std::chrono::steady_clock::now();
-  tasks::ARData data = tasks::makeAR(c.ar, c.cacheDir);
-  TaskTensors trainSet = toTensors(data.train), testSet = toTensors(data.test);
+  tasks::TaskData data = tasks::makeTask(c.task, c.cacheDir);
+  const tasks::Dataset &trainSet = data.train, &testSet = data.test;
   double loadSec = std::chrono::duration<double>(std::chrono::steady_clock::now() - loadStart).count();
 
   model->initParameters(c.seed);
@@ -147,7 +149,7 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
                                                         .betas({0.9, 0.999})
                                                         .eps(1e-8)
                                                         .weight_decay(0.0));
-  const int64_t stepsPerEpoch = std::max<int64_t>(1, trainSet.tokens.size(0) / c.batchSize);
+  const int64_t stepsPerEpoch = std::max<int64_t>(1, trainSet.size() / c.batchSize);
   int64_t total = c.epochs * stepsPerEpoch;
   if (c.maxSteps > 0)
     total = std::min(total, c.maxSteps);
@@ -182,9 +184,9 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
   writeFileAtomically((fs::path(c.outDir) / "config.toml").string(), c.text);
   writeFileAtomically((fs::path(c.outDir) / "graph.json").string(), graphJson);
 
-  std::cerr << "training " << g.model << " (" << graph::parameterCount(g) << " parameters) on AR: "
-            << trainSet.tokens.size(0) << " documents of " << trainSet.tokens.size(1)
-            << " tokens, vocabulary " << c.ar.vocabSize() << " (data ready in "
+  std::cerr << "training " << g.model << " (" << graph::parameterCount(g) << " parameters) on "
+            << c.task.title() << ": " << trainSet.size() << " documents of up to "
+            << trainSet.seqLen << " tokens, vocabulary " << c.task.vocabSize() << " (data ready in "
             << formatDuration(loadSec) << "); " << total << " steps, " << at::get_num_threads()
             << " threads\n";
 
@@ -194,17 +196,17 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
                  loss, acc, e.accuracy, e.probability, tps, elapsed};
     rows.push_back(r);
     writeMetricsCsv(csvPath, rows);
-    writeCurvesSvg(svgPath, g.model + " on AR", rows);
+    writeCurvesSvg(svgPath, g.model + " on " + c.task.title(), rows);
     return e;
   };
   if (step == 0 && rows.empty())
-    record(std::log(static_cast<double>(c.ar.vocabSize())), 0, 0, 0);
+    record(std::log(static_cast<double>(c.task.vocabSize())), 0, 0, 0);
 
   Progress progress(total, opts.quiet);
   auto start = std::chrono::steady_clock::now();
   int64_t startStep = step, window = 0;
   double windowLoss = 0, windowAcc = 0, lastLoss = 0, lastAcc = 0;
-  const double tokensPerStep = static_cast<double>(c.batchSize * trainSet.tokens.size(1));
+  double tokensSeen = 0; // real (unpadded) tokens: comparable across tasks
   while (step < total) {
     if (gStop || (opts.stopAfter > 0 && step == opts.stopAfter)) {
       progress.finish();
@@ -215,11 +217,14 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
     double lr = learningRate(c, step, total);
     for (auto &group : optimizer.param_groups())
       static_cast<torch::optim::AdamWOptions &>(group.options()).lr(lr);
-    int64_t b = (step % stepsPerEpoch) * c.batchSize;
+    int64_t first = (step % stepsPerEpoch) * c.batchSize;
+    Batch batch = batchOf(trainSet, first, first + c.batchSize);
+    for (int64_t i = first; i < first + c.batchSize; ++i)
+      tokensSeen += trainSet.length[i];
     rt::Model::Options o;
-    o.readout = trainSet.readout.slice(0, b, b + c.batchSize);
-    at::Tensor target = trainSet.target.slice(0, b, b + c.batchSize);
-    at::Tensor logits = model->forward(trainSet.tokens.slice(0, b, b + c.batchSize), o).squeeze(1);
+    o.readout = batch.readout;
+    at::Tensor &target = batch.target;
+    at::Tensor logits = model->forward(batch.tokens, o).squeeze(1);
     at::Tensor loss = at::cross_entropy_loss(logits, target);
     optimizer.zero_grad();
     loss.backward();
@@ -237,7 +242,7 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
     windowLoss += l, windowAcc += a, ++window;
     lastLoss = l, lastAcc = a;
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    double tps = tokensPerStep * static_cast<double>(step - startStep) / std::max(elapsed, 1e-9);
+    double tps = tokensSeen / std::max(elapsed, 1e-9);
     double eta = elapsed / static_cast<double>(step - startStep) * static_cast<double>(total - step);
     progress.update(step, lastLoss, lastAcc, tps, eta);
     if (step % c.evalEvery == 0 || step == total) {
@@ -253,7 +258,7 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
   const MetricsRow &last = rows.back();
   std::printf("%s: eval accuracy %.4f (mean p(answer) %.4f) on %lld test documents after %lld steps"
               " (%s, %.0f tokens/s)\n",
-              g.model.c_str(), last.evalAcc, last.evalProb, (long long)std::min(c.evalSize, c.ar.testSize),
+              g.model.c_str(), last.evalAcc, last.evalProb, (long long)std::min(c.evalSize, c.task.testSize()),
               (long long)step, formatDuration(elapsed).c_str(), last.tokensPerSec);
   std::printf("run folder: %s (metrics.csv, curves.svg, checkpoint.pt)\n", c.outDir.c_str());
   return 0;
@@ -264,9 +269,9 @@ int evaluate(const std::string &where, int64_t evalSize, std::ostream &out) {
   if (!restore(where, nullptr, r))
     return 1;
   const TrainConfig &c = r.config;
-  tasks::ARData data = tasks::makeAR(c.ar, c.cacheDir);
+  tasks::TaskData data = tasks::makeTask(c.task, c.cacheDir);
   int64_t n = evalSize > 0 ? std::min<int64_t>(evalSize, data.test.size()) : c.evalSize;
-  EvalResult e = evaluateOn(*r.model, toTensors(data.test), n, c.evalBatch);
+  EvalResult e = evaluateOn(*r.model, data.test, n, c.evalBatch);
   char buf[320];
   std::snprintf(buf, sizeof buf,
                 "%s (step %lld): accuracy %.4f, mean p(answer) %.4f on %lld test documents; "

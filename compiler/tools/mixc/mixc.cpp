@@ -7,6 +7,8 @@
 //   mixc eval    RUN_DIR|CHECKPOINT [--size N]
 //   mixc intervene RUN_DIR|CHECKPOINT SCRIPT.rw [--size N] [--out DIR]
 //   mixc compile FILE.mix --rewrite SCRIPT.rw --emit=mlir   (the rewritten IR)
+//   mixc sweep SWEEP.toml [--scale NAME] [--jobs N] [--out DIR] [--dry-run] [--retry-failed]
+//   mixc report SWEEP_DIR... [-o report.md] [--title T]
 //
 // Exit status: 0 success, 1 an error in the input (printed with its
 // location), 2 bad command-line usage.
@@ -14,8 +16,10 @@
 //===----------------------------------------------------------------------===//
 #include "dsl/Frontend.h"
 #include "mix/Compiler.h"
-#include "runtime/graph/Graph.h"
 #include "dsl/Rewrite.h"
+#include "runtime/experiments/ExperimentReport.h"
+#include "runtime/experiments/Sweep.h"
+#include "runtime/graph/Graph.h"
 #include "runtime/train/Config.h"
 #include "runtime/train/Intervene.h"
 #include "runtime/train/Trainer.h"
@@ -41,6 +45,9 @@ commands:
   intervene RUN|CKPT SCRIPT.rw
                      run an intervention script (patching, ablations, removals):
                      Attrib per cell as a table, attrib.csv and heatmap.svg
+  sweep SWEEP.toml   run a grid of training runs (+ interventions), resumable:
+                     results.csv and attrib.csv in the sweep's folder
+  report DIR...      markdown report (accuracy, Attrib, plots) over sweep folders
 
 options:
   --model NAME       the model to compile (default: the file's last model)
@@ -55,6 +62,11 @@ options:
   --size N           eval/intervene: number of test documents (default: as trained / 320)
   --rewrite FILE     compile: apply an intervention script (see --emit=mlir)
   --stop-after N     train: stop as if interrupted after N steps (tests resuming)
+  --scale NAME       sweep: use the file's [scale.NAME] preset (e.g. small)
+  --jobs N           sweep: runs at once (default: [sweep] jobs, else the cores)
+  --dry-run          sweep: list the cells and the first cell's config
+  --retry-failed     sweep: run failed cells again
+  --title T          report: the report's title
 )";
 
 struct Options {
@@ -70,6 +82,9 @@ struct Options {
   std::string outDir;
   int64_t size = 0;
   std::string rewrite;
+  std::string scale, title;
+  int64_t jobs = 0;
+  bool dryRun = false, retryFailed = false;
 };
 
 int usage(const std::string &problem) {
@@ -138,6 +153,16 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.maxSteps = positive("--max-steps");
     } else if (is("--stop-after")) {
       o.stopAfter = positive("--stop-after");
+    } else if (is("--scale")) {
+      o.scale = value("--scale");
+    } else if (is("--title")) {
+      o.title = value("--title");
+    } else if (is("--jobs")) {
+      o.jobs = positive("--jobs");
+    } else if (a == "--dry-run") {
+      o.dryRun = true;
+    } else if (a == "--retry-failed") {
+      o.retryFailed = true;
     } else if (is("--size")) {
       o.size = positive("--size");
     } else if (!a.empty() && a[0] == '-') {
@@ -333,6 +358,29 @@ int cmdIntervene(const Options &o) {
   return mixc::train::intervene(checkpoint, rewritten.graph, spec, opts, results);
 }
 
+int cmdSweep(const Options &o) {
+  if (o.files.size() != 1)
+    return usage("sweep takes one sweep file");
+  mixc::experiments::SweepOptions s;
+  s.file = o.files[0];
+  s.scale = o.scale;
+  s.outDir = o.outDir;
+  s.jobs = o.jobs;
+  s.dryRun = o.dryRun;
+  s.retryFailed = o.retryFailed;
+  std::error_code ec;
+  s.self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  s.projectRoot = MIXC_SOURCE_ROOT;
+  return mixc::experiments::runSweep(s);
+}
+
+int cmdReport(const Options &o) {
+  if (o.files.empty())
+    return usage("report takes one or more sweep folders");
+  return mixc::experiments::writeReport(o.files, o.output.empty() ? "report.md" : o.output,
+                                        o.title.empty() ? "mixc experiment report" : o.title);
+}
+
 int cmdEval(const Options &o) {
   if (o.files.size() != 1)
     return usage("eval takes one run folder or checkpoint");
@@ -373,5 +421,9 @@ int main(int argc, char **argv) {
     return guarded(cmdEval, o);
   if (o.command == "intervene")
     return guarded(cmdIntervene, o);
+  if (o.command == "sweep")
+    return guarded(cmdSweep, o);
+  if (o.command == "report")
+    return guarded(cmdReport, o);
   return usage("unknown command '" + o.command + "'");
 }

@@ -1,0 +1,95 @@
+#include "runtime/experiments/Csv.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace mixc::experiments {
+
+std::string csvField(const std::string &s) {
+  if (s.find_first_of(",\"\n") == std::string::npos)
+    return s;
+  std::string out = "\"";
+  for (char c : s)
+    out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+void Table::add(const std::map<std::string, std::string> &row) {
+  for (const auto &[k, v] : row)
+    if (std::find(columns.begin(), columns.end(), k) == columns.end())
+      columns.push_back(k);
+  rows.push_back(row);
+}
+
+std::string Table::text() const {
+  std::ostringstream s;
+  for (size_t i = 0; i < columns.size(); ++i)
+    s << (i ? "," : "") << csvField(columns[i]);
+  s << "\n";
+  for (const auto &r : rows) {
+    for (size_t i = 0; i < columns.size(); ++i) {
+      auto it = r.find(columns[i]);
+      s << (i ? "," : "") << (it == r.end() ? "" : csvField(it->second));
+    }
+    s << "\n";
+  }
+  return s.str();
+}
+
+namespace {
+/// Splits one record; `in` may hold quoted newlines.
+bool readRecord(std::istream &in, std::vector<std::string> &fields) {
+  fields.clear();
+  std::string field;
+  bool quoted = false, any = false;
+  char c;
+  while (in.get(c)) {
+    any = true;
+    if (quoted) {
+      if (c == '"') {
+        if (in.peek() == '"') {
+          in.get(c);
+          field += '"';
+        } else {
+          quoted = false;
+        }
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.push_back(field);
+      field.clear();
+    } else if (c == '\n') {
+      break;
+    } else if (c != '\r') {
+      field += c;
+    }
+  }
+  if (!any)
+    return false;
+  fields.push_back(field);
+  return true;
+}
+} // namespace
+
+Table readCsv(const std::string &path) {
+  Table t;
+  std::ifstream in(path, std::ios::binary);
+  if (!in || !readRecord(in, t.columns))
+    return t;
+  std::vector<std::string> f;
+  while (readRecord(in, f)) {
+    if (f.size() == 1 && f[0].empty())
+      continue;
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < f.size() && i < t.columns.size(); ++i)
+      row[t.columns[i]] = f[i];
+    t.rows.push_back(row);
+  }
+  return t;
+}
+
+} // namespace mixc::experiments

@@ -1,0 +1,25 @@
+//===- Csv.h - the results tables sweeps and reports share ------*- C++ -*-===//
+#ifndef MIXC_RUNTIME_EXPERIMENTS_CSV_H
+#define MIXC_RUNTIME_EXPERIMENTS_CSV_H
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mixc::experiments {
+
+/// A CSV file as a header and rows of named fields (RFC 4180 quoting).
+struct Table {
+  std::vector<std::string> columns;
+  std::vector<std::map<std::string, std::string>> rows;
+  void add(const std::map<std::string, std::string> &row);
+  std::string text() const;
+};
+
+/// Reads `path`; a missing file is an empty table.
+Table readCsv(const std::string &path);
+std::string csvField(const std::string &s);
+
+} // namespace mixc::experiments
+
+#endif

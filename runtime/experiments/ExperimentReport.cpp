@@ -1,0 +1,346 @@
+#include "runtime/experiments/ExperimentReport.h"
+#include "runtime/experiments/Csv.h"
+#include "runtime/experiments/Plot.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace mixc::experiments {
+namespace fs = std::filesystem;
+
+namespace {
+using Row = std::map<std::string, std::string>;
+
+double number(const Row &r, const std::string &k, double fallback = NAN) {
+  auto it = r.find(k);
+  if (it == r.end() || it->second.empty())
+    return fallback;
+  return std::strtod(it->second.c_str(), nullptr);
+}
+
+std::string get(const Row &r, const std::string &k) {
+  auto it = r.find(k);
+  return it == r.end() ? "" : it->second;
+}
+
+std::string pct(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", 100 * x);
+  return b;
+}
+
+std::string two(double x) {
+  if (std::isnan(x))
+    return "n/a";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", std::round(x * 100) / 100 + 0.0);
+  return b;
+}
+
+/// How an axis value reads in a table: a model file as its stem.
+std::string shown(const std::string &axis, const std::string &value) {
+  if (axis.size() >= 4 && axis.compare(axis.size() - 4, 4, "file") == 0)
+    return fs::path(value).stem().string();
+  return value;
+}
+
+std::string shortAxis(const std::string &axis) {
+  if (axis == "model.file")
+    return "model";
+  return axis.substr(axis.rfind('.') + 1);
+}
+
+void writeText(const fs::path &p, const std::string &text) {
+  fs::create_directories(p.parent_path());
+  fs::path tmp = p;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+  fs::rename(tmp, p);
+}
+
+/// Attrib of the last layer's block input at key / value / query (the
+/// paper's readout of the mechanism), from a script with (layer, position)
+/// sweep coordinates. NaN where the script has no such cell or the run's
+/// p(y|o) − p(y|c) was too small.
+struct Mechanism {
+  double key = NAN, value = NAN, query = NAN;
+  bool found = false, kept = false;
+  std::string layer;
+};
+
+Mechanism mechanismOf(const std::vector<Row> &cells) {
+  Mechanism m;
+  int last = -1;
+  for (const Row &r : cells)
+    if (r.count("layer") && r.count("position") &&
+        get(r, "intervention").find("block_input") != std::string::npos)
+      last = std::max(last, std::atoi(get(r, "layer").c_str()));
+  if (last < 0)
+    return m;
+  m.layer = std::to_string(last);
+  for (const Row &r : cells) {
+    if (get(r, "layer") != m.layer || get(r, "intervention").find("block_input") == std::string::npos)
+      continue;
+    m.found = true;
+    m.kept = get(r, "kept") == "1";
+    double a = m.kept ? number(r, "attrib") : NAN;
+    std::string p = get(r, "position");
+    (p == "key" ? m.key : p == "value" ? m.value : p == "query" ? m.query : a) = a;
+  }
+  return m;
+}
+
+std::string classify(const Mechanism &m) {
+  if (!m.found)
+    return "";
+  if (!m.kept)
+    return "n/a (p(y|o) − p(y|c) ≤ 0.01)";
+  if (m.value >= 0.5 && m.value >= m.query)
+    return "induction at the value";
+  if (m.query >= 0.5)
+    return "direct retrieval at the query";
+  if (m.key >= 0.5)
+    return "direct retrieval from the key";
+  return "no single position";
+}
+
+struct Sweep {
+  fs::path dir;
+  std::string name, title, description, scale;
+  std::vector<std::string> axes;
+  Table results, attrib;
+};
+
+bool readSweep(const fs::path &dir, Sweep &s) {
+  s.dir = dir;
+  toml::table meta;
+  try {
+    meta = toml::parse_file((dir / "sweep-meta.toml").string());
+  } catch (const std::exception &) {
+    std::cerr << "error: " << dir.string() << " is not a sweep folder (no readable sweep-meta.toml; "
+              << "run mixc sweep first)\n";
+    return false;
+  }
+  s.name = meta["name"].value_or(dir.filename().string());
+  s.title = meta["title"].value_or(s.name);
+  s.description = meta["description"].value_or(std::string());
+  s.scale = meta["scale"].value_or(std::string());
+  if (const toml::array *a = meta["axes"].as_array())
+    for (const toml::node &n : *a)
+      s.axes.push_back(n.value_or(std::string()));
+  s.results = readCsv((dir / "results.csv").string());
+  s.attrib = readCsv((dir / "attrib.csv").string());
+  return true;
+}
+
+void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md) {
+  md << "## " << s.title << "\n\n";
+  if (!s.description.empty())
+    md << s.description << "\n\n";
+  std::vector<std::string> groupAxes;
+  for (const std::string &a : s.axes)
+    if (a != "train.lr")
+      groupAxes.push_back(a);
+  const bool hasLr = std::find(s.axes.begin(), s.axes.end(), "train.lr") != s.axes.end();
+
+  // Best run per group (all coordinates but the learning rate).
+  std::vector<std::string> groups;
+  std::map<std::string, Row> best;
+  std::map<std::string, std::vector<std::string>> coordsOf;
+  double wall = 0;
+  size_t ok = 0, failed = 0;
+  for (const Row &r : s.results.rows) {
+    wall += number(r, "wall_s", 0);
+    if (get(r, "status") != "ok") {
+      ++failed;
+      continue;
+    }
+    ++ok;
+    std::string g;
+    std::vector<std::string> coords;
+    for (const std::string &a : groupAxes) {
+      coords.push_back(shown(a, get(r, a)));
+      g += (g.empty() ? "" : ", ") + coords.back();
+    }
+    if (!best.count(g)) {
+      groups.push_back(g);
+      coordsOf[g] = coords;
+      best[g] = r;
+    } else if (number(r, "eval_acc", -1) > number(best[g], "eval_acc", -1)) {
+      best[g] = r;
+    }
+  }
+  md << ok << " runs finished" << (failed ? ", " + std::to_string(failed) + " failed" : "")
+     << " (" << std::lround(wall / 60) << " min of runs, scale: " << s.scale << ").\n\n";
+  if (groups.empty())
+    return;
+
+  // Accuracy: first axis as rows, the remaining ones as columns.
+  std::vector<std::string> rowsK, colsK;
+  std::map<std::pair<std::string, std::string>, std::string> cellOf;
+  for (const std::string &g : groups) {
+    const auto &c = coordsOf[g];
+    std::string rk = c.empty() ? "run" : c[0], ck;
+    for (size_t i = 1; i < c.size(); ++i)
+      ck += (ck.empty() ? "" : ", ") + shortAxis(groupAxes[i]) + "=" + c[i];
+    if (ck.empty())
+      ck = "accuracy";
+    if (std::find(rowsK.begin(), rowsK.end(), rk) == rowsK.end())
+      rowsK.push_back(rk);
+    if (std::find(colsK.begin(), colsK.end(), ck) == colsK.end())
+      colsK.push_back(ck);
+    cellOf[{rk, ck}] = g;
+  }
+  md << "**Test accuracy (%)" << (hasLr ? ", best over the learning rate" : "") << "**\n\n| "
+     << (groupAxes.empty() ? "run" : shortAxis(groupAxes[0])) << " |";
+  for (const auto &c : colsK)
+    md << " " << c << " |";
+  md << "\n|---|";
+  for (size_t i = 0; i < colsK.size(); ++i)
+    md << "---|";
+  md << "\n";
+  for (const auto &rk : rowsK) {
+    md << "| " << rk << " |";
+    for (const auto &ck : colsK) {
+      auto it = cellOf.find({rk, ck});
+      if (it == cellOf.end()) {
+        md << " – |";
+        continue;
+      }
+      const Row &r = best[it->second];
+      md << " " << pct(number(r, "eval_acc")) << (hasLr ? " (lr " + get(r, "train.lr") + ")" : "") << " |";
+    }
+    md << "\n";
+  }
+  md << "\n";
+
+  std::vector<double> accs;
+  for (const std::string &g : groups)
+    accs.push_back(number(best[g], "eval_acc", 0));
+  std::string accPlot = s.name + "-accuracy.svg";
+  writeText(outDir / "plots" / accPlot,
+            barChart(s.title + ": test accuracy (best lr)", groups, {"accuracy"}, {accs}));
+  md << "![accuracy](plots/" << accPlot << ")\n\n";
+
+  // Interventions of each group's best run.
+  std::map<std::string, std::map<std::string, std::vector<Row>>> cells; // script → cell → rows
+  std::vector<std::string> scripts;
+  for (const Row &r : s.attrib.rows) {
+    std::string sc = get(r, "script");
+    if (!cells.count(sc))
+      scripts.push_back(sc);
+    cells[sc][get(r, "cell")].push_back(r);
+  }
+  for (const std::string &sc : scripts) {
+    std::vector<std::string> labels;
+    for (const std::string &g : groups)
+      for (const Row &r : cells[sc][get(best[g], "cell")]) {
+        std::string l = get(r, "intervention");
+        if (std::find(labels.begin(), labels.end(), l) == labels.end())
+          labels.push_back(l);
+      }
+    if (labels.empty())
+      continue;
+    md << "**Interventions: `" << sc << ".rw`** (best run of each; Attrib = (p_patched − p(y|c)) / "
+       << "(p(y|o) − p(y|c)), ratio of means)\n\n| run | p(y|o) | p(y|c) |";
+    for (const auto &l : labels)
+      md << " " << l << " |";
+    bool anyMechanism = false;
+    for (const std::string &g : groups)
+      anyMechanism |= mechanismOf(cells[sc][get(best[g], "cell")]).found;
+    if (anyMechanism)
+      md << " mechanism |";
+    md << "\n|---|---|---|";
+    for (size_t i = 0; i < labels.size() + anyMechanism; ++i)
+      md << "---|";
+    md << "\n";
+    std::vector<std::string> series = {"@key", "@value", "@query"};
+    std::vector<std::vector<double>> bars(3);
+    std::vector<Point> scatterVQ, scatterQK;
+    std::string layer;
+    for (const std::string &g : groups) {
+      const std::vector<Row> &rs = cells[sc][get(best[g], "cell")];
+      if (rs.empty())
+        continue;
+      md << "| " << g << " | " << two(number(rs[0], "p_clean")) << " | "
+         << two(number(rs[0], "p_corrupt")) << " |";
+      for (const auto &l : labels) {
+        auto it = std::find_if(rs.begin(), rs.end(), [&](const Row &r) { return get(r, "intervention") == l; });
+        md << " " << (it == rs.end() ? "–" : get(*it, "kept") == "1" ? two(number(*it, "attrib")) : "n/a") << " |";
+      }
+      Mechanism m = mechanismOf(rs);
+      if (anyMechanism)
+        md << " " << classify(m) << " |";
+      md << "\n";
+      if (m.found) {
+        layer = m.layer;
+        bars[0].push_back(m.key), bars[1].push_back(m.value), bars[2].push_back(m.query);
+        if (m.kept) {
+          scatterVQ.push_back({g, m.value, m.query});
+          scatterQK.push_back({g, m.query, m.key});
+        }
+      }
+    }
+    md << "\n";
+    if (!layer.empty() && bars[0].size() == groups.size()) {
+      std::string base = s.name + "-" + sc;
+      writeText(outDir / "plots" / (base + "-attrib.svg"),
+                barChart(s.title + ": Attrib at layer " + layer + " block input", groups, series, bars));
+      writeText(outDir / "plots" / (base + "-value-vs-query.svg"),
+                scatterPlot(s.title + ": Attrib@Value vs Attrib@Query (layer " + layer + ")",
+                            "Attrib@Value", "Attrib@Query", scatterVQ));
+      writeText(outDir / "plots" / (base + "-query-vs-key.svg"),
+                scatterPlot(s.title + ": Attrib@Query vs Attrib@Key (layer " + layer + ")",
+                            "Attrib@Query", "Attrib@Key", scatterQK));
+      md << "![Attrib](plots/" << base << "-attrib.svg) ![value vs query](plots/" << base
+         << "-value-vs-query.svg) ![query vs key](plots/" << base << "-query-vs-key.svg)\n\n";
+    }
+  }
+  // The sweep's own tables, for anyone re-plotting.
+  for (const char *f : {"results.csv", "attrib.csv"})
+    if (fs::exists(s.dir / f)) {
+      fs::create_directories(outDir / "csv");
+      fs::copy_file(s.dir / f, outDir / "csv" / (s.name + "-" + f), fs::copy_options::overwrite_existing);
+    }
+  md << "Tables: [`csv/" << s.name << "-results.csv`](csv/" << s.name << "-results.csv), [`csv/"
+     << s.name << "-attrib.csv`](csv/" << s.name << "-attrib.csv).\n\n";
+}
+} // namespace
+
+int writeReport(const std::vector<std::string> &dirs, const std::string &outFile,
+                const std::string &title) {
+  std::vector<Sweep> sweeps;
+  for (const std::string &d : dirs) {
+    Sweep s;
+    if (!readSweep(d, s))
+      return 1;
+    sweeps.push_back(std::move(s));
+  }
+  fs::path out = fs::absolute(outFile);
+  std::ostringstream md;
+  md << "# " << title << "\n\n"
+     << "Written by `mixc report` from " << sweeps.size() << " sweep folder(s). Accuracy is on the "
+     << "test set at the final step; interventions follow paper-spec §6 (key corrupted, "
+     << "clean activations patched into the corrupted run, 320 documents). The mechanism column "
+     << "reads the last layer's block input: Attrib@Value ≥ 0.5 (and ≥ @Query) is induction at "
+     << "the value; Attrib@Query ≥ 0.5 is direct retrieval.\n\n";
+  for (const Sweep &s : sweeps)
+    reportSweep(s, out.parent_path(), md);
+  writeText(out, md.str());
+  std::printf("wrote %s (%zu sweeps; plots/ and csv/ beside it)\n", out.string().c_str(), sweeps.size());
+  return 0;
+}
+
+} // namespace mixc::experiments

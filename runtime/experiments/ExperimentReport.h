@@ -1,0 +1,26 @@
+//===- ExperimentReport.h - `mixc report` -----------------------*- C++ -*-===//
+//
+// A markdown report over one or more sweep folders: per sweep, accuracy
+// (best over the learning rate) for every other grid coordinate, the
+// interventions of the best run of each (Attrib per cell, p(y|o), p(y|c)),
+// a mechanism read off the last layer's block input (induction at the value
+// vs direct retrieval at the query, paper-spec §6), bar and scatter plots
+// (SVG), and copies of the sweeps' CSVs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MIXC_RUNTIME_EXPERIMENTS_EXPERIMENTREPORT_H
+#define MIXC_RUNTIME_EXPERIMENTS_EXPERIMENTREPORT_H
+
+#include <string>
+#include <vector>
+
+namespace mixc::experiments {
+
+/// Writes `outFile` (report.md) with plots/ and csv/ beside it. Returns the
+/// exit status.
+int writeReport(const std::vector<std::string> &sweepDirs, const std::string &outFile,
+                const std::string &title);
+
+} // namespace mixc::experiments
+
+#endif

@@ -1,0 +1,531 @@
+#include "runtime/experiments/Sweep.h"
+#include "runtime/experiments/Csv.h"
+
+#include <toml++/toml.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace mixc::experiments {
+namespace fs = std::filesystem;
+
+namespace {
+struct SweepError {
+  std::string message;
+};
+
+/// One grid axis: a config path and its values (kept as TOML nodes, so a
+/// cell's config gets them with their types).
+struct Axis {
+  std::string path;
+  toml::array values;
+};
+
+struct Spec {
+  std::string name, title, description, scale;
+  fs::path file, base, out;
+  int64_t jobs = 0;
+  std::vector<Axis> axes;
+  toml::table fixed; // path → value, applied to every cell
+  std::vector<std::string> scripts;
+  int64_t interveneSize = 320;
+};
+
+struct Cell {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> coords; // axis path → display value
+  std::vector<const toml::node *> values;
+};
+
+std::string where(const fs::path &file, const toml::source_region &r) {
+  return file.string() + ":" + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column);
+}
+
+[[noreturn]] void fail(const fs::path &file, const toml::node &n, const std::string &msg) {
+  throw SweepError{where(file, n.source()) + ": error: " + msg};
+}
+
+const std::set<std::string> kSections = {"model", "task", "train", "output"};
+
+/// "model.config.d" → ok; the first part must be a config section.
+void checkPath(const fs::path &file, const toml::node &at, const std::string &path) {
+  std::string section = path.substr(0, path.find('.'));
+  if (path.find('.') == std::string::npos || !kSections.count(section))
+    fail(file, at, "'" + path + "' is not a config path; write section.key, e.g. \"train.lr\" or "
+                   "\"model.config.d\" (sections: model, task, train, output)");
+  if (path == "output.dir")
+    fail(file, at, "output.dir is set per cell by the sweep; use [sweep] out");
+}
+
+std::string display(const toml::node &v) {
+  if (auto s = v.as_string())
+    return s->get();
+  std::ostringstream ss;
+  if (auto f = v.as_floating_point())
+    ss << f->get(); // shortest: 0.001 rather than 0.0010000000000000000208
+  else if (auto i = v.as_integer())
+    ss << i->get();
+  else if (auto b = v.as_boolean())
+    ss << (b->get() ? "true" : "false");
+  return ss.str();
+}
+
+/// The short form of a value in a cell's name: a file's stem, else the
+/// key's last part followed by the value ("d64", "lr0.001").
+std::string nameComponent(const std::string &path, const toml::node &v) {
+  std::string key = path.substr(path.rfind('.') + 1), value = display(v);
+  if (key == "file")
+    return fs::path(value).stem().string();
+  std::string out = key + value;
+  for (char &c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_')
+      c = '-';
+  return out;
+}
+
+/// Reads a [grid]-like table into axes (arrays) and fixed values (scalars);
+/// an axis given again replaces the earlier one (a scale preset).
+void readGrid(const fs::path &file, const toml::table &t, Spec &s) {
+  for (const auto &[k, v] : t) {
+    std::string path(k.str());
+    checkPath(file, v, path);
+    for (auto it = s.axes.begin(); it != s.axes.end();)
+      it = it->path == path ? s.axes.erase(it) : it + 1;
+    s.fixed.erase(path);
+    if (const toml::array *a = v.as_array()) {
+      if (a->empty())
+        fail(file, v, "the axis '" + path + "' has no values");
+      for (const toml::node &e : *a)
+        if (e.is_array() || e.is_table())
+          fail(file, e, "axis values must be strings, numbers or booleans");
+      s.axes.push_back({path, *a});
+    } else if (v.is_table()) {
+      fail(file, v, "'" + path + "' must be a value or a list of values");
+    } else {
+      s.fixed.insert(path, v);
+    }
+  }
+}
+
+const toml::table &tableAt(const fs::path &file, const toml::table &root, const char *key) {
+  static const toml::table empty;
+  const toml::node *n = root.get(key);
+  if (!n)
+    return empty;
+  if (!n->is_table())
+    fail(file, *n, std::string("[") + key + "] must be a table");
+  return *n->as_table();
+}
+
+/// Checks that `t` only holds `keys` (named in the error otherwise).
+void onlyKeys(const fs::path &file, const toml::table &t, const std::string &section,
+              const std::set<std::string> &keys) {
+  for (const auto &[k, v] : t)
+    if (!keys.count(std::string(k.str()))) {
+      std::string valid;
+      for (const auto &s : keys)
+        valid += (valid.empty() ? "" : ", ") + s;
+      throw SweepError{where(file, k.source()) + ": error: unknown key '" + std::string(k.str()) +
+                       "' in [" + section + "]; valid keys: " + valid};
+    }
+}
+
+fs::path resolveNear(const fs::path &p, const std::vector<fs::path> &dirs) {
+  if (p.is_absolute())
+    return p;
+  for (const fs::path &d : dirs) {
+    std::error_code ec;
+    if (fs::exists(d / p, ec))
+      return fs::absolute(d / p).lexically_normal();
+  }
+  return p;
+}
+
+Spec readSpec(const SweepOptions &o) {
+  Spec s;
+  s.file = o.file;
+  s.scale = o.scale;
+  toml::table root;
+  try {
+    root = toml::parse_file(o.file);
+  } catch (const toml::parse_error &e) {
+    throw SweepError{where(s.file, e.source()) + ": error: " + std::string(e.description())};
+  }
+  for (const auto &[k, v] : root)
+    if (k != "sweep" && k != "grid" && k != "scale" && k != "interventions")
+      throw SweepError{where(s.file, k.source()) + ": error: unknown section [" +
+                       std::string(k.str()) + "]; valid sections: sweep, grid, scale, interventions"};
+  const toml::table &sweep = tableAt(s.file, root, "sweep");
+  onlyKeys(s.file, sweep, "sweep", {"name", "title", "description", "base", "out", "jobs"});
+  s.name = sweep["name"].value_or(s.file.stem().string());
+  s.title = sweep["title"].value_or(s.name);
+  s.description = sweep["description"].value_or(std::string());
+  s.jobs = sweep["jobs"].value_or(int64_t{0});
+  const fs::path dir = s.file.parent_path();
+  const std::vector<fs::path> near = {dir, fs::current_path(), o.projectRoot};
+  if (!sweep["base"].is_string())
+    throw SweepError{where(s.file, sweep.source()) + ": error: [sweep] needs base = \"a training config.toml\""};
+  s.base = resolveNear(*sweep["base"].value<std::string>(), near);
+  if (!fs::exists(s.base))
+    fail(s.file, *sweep.get("base"), "cannot find the base config '" + s.base.string() + "'");
+  s.out = o.outDir.empty() ? fs::path(sweep["out"].value_or("runs/" + s.name)) : fs::path(o.outDir);
+  readGrid(s.file, tableAt(s.file, root, "grid"), s);
+  const toml::table &scales = tableAt(s.file, root, "scale");
+  if (!o.scale.empty()) {
+    const toml::node *preset = scales.get(o.scale);
+    if (!preset || !preset->is_table()) {
+      std::string known;
+      for (const auto &[k, v] : scales)
+        known += (known.empty() ? "" : ", ") + std::string(k.str());
+      throw SweepError{s.file.string() + ": error: no [scale." + o.scale + "] preset" +
+                       (known.empty() ? std::string(" (the file has none)") : "; presets: " + known)};
+    }
+    readGrid(s.file, *preset->as_table(), s);
+  }
+  const toml::table &iv = tableAt(s.file, root, "interventions");
+  onlyKeys(s.file, iv, "interventions", {"scripts", "size"});
+  if (const toml::array *a = iv["scripts"].as_array())
+    for (const toml::node &e : *a) {
+      if (!e.is_string())
+        fail(s.file, e, "interventions.scripts holds paths to .rw files");
+      fs::path p = resolveNear(*e.value<std::string>(), near);
+      if (!fs::exists(p))
+        fail(s.file, e, "cannot find the intervention script '" + p.string() + "'");
+      s.scripts.push_back(p.string());
+    }
+  s.interveneSize = iv["size"].value_or(int64_t{320});
+  return s;
+}
+
+std::vector<Cell> cellsOf(const Spec &s) {
+  std::vector<Cell> cells(1);
+  for (const Axis &a : s.axes) {
+    std::vector<Cell> next;
+    for (const Cell &c : cells)
+      for (const toml::node &v : a.values) {
+        Cell n = c;
+        n.coords.push_back({a.path, display(v)});
+        n.values.push_back(&v);
+        n.name += (n.name.empty() ? "" : "__") + nameComponent(a.path, v);
+        next.push_back(n);
+      }
+    cells = next;
+  }
+  if (cells.size() == 1 && cells[0].name.empty())
+    cells[0].name = "run";
+  return cells;
+}
+
+void setPath(toml::table &root, const std::string &path, const toml::node &value) {
+  toml::table *t = &root;
+  size_t start = 0;
+  for (size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1) {
+    std::string key = path.substr(start, dot - start);
+    if (!t->get(key) || !t->get(key)->is_table())
+      t->insert_or_assign(key, toml::table{});
+    t = t->get(key)->as_table();
+  }
+  value.visit([&](const auto &v) { t->insert_or_assign(path.substr(start), v); });
+}
+
+/// The cell's training config: the base, the fixed values, the cell's
+/// coordinates, its run folder, and absolute paths (the child runs from the
+/// cell's folder's point of view).
+std::string cellConfig(const Spec &s, const Cell &c, const fs::path &cellDir,
+                       const std::string &projectRoot) {
+  toml::table cfg = toml::parse_file(s.base.string());
+  for (const auto &[k, v] : s.fixed)
+    setPath(cfg, std::string(k.str()), v);
+  for (size_t i = 0; i < c.values.size(); ++i)
+    setPath(cfg, c.coords[i].first, *c.values[i]);
+  const std::vector<fs::path> near = {s.base.parent_path(), s.file.parent_path(),
+                                      fs::current_path(), projectRoot};
+  if (auto file = cfg["model"]["file"].value<std::string>())
+    setPath(cfg, "model.file", toml::value<std::string>(resolveNear(*file, near).string()));
+  if (auto cache = cfg["task"]["cache_dir"].value<std::string>(); cache && fs::path(*cache).is_relative())
+    setPath(cfg, "task.cache_dir", toml::value<std::string>(fs::absolute(*cache).lexically_normal().string()));
+  if (!cfg["train"]["threads"])
+    setPath(cfg, "train.threads", toml::value<int64_t>(1));
+  setPath(cfg, "output.dir", toml::value<std::string>(fs::absolute(cellDir).string()));
+  std::ostringstream ss;
+  ss << "# sweep " << s.name << ", cell " << c.name << " (written by mixc sweep)\n" << cfg << "\n";
+  return ss.str();
+}
+
+void writeAtomically(const fs::path &path, const std::string &text) {
+  fs::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+  fs::rename(tmp, path);
+}
+
+volatile std::sig_atomic_t gStop = 0;
+void onStop(int) { gStop = 1; }
+void ignoreButKeepDefaultOnExec(int) {}
+
+/// Forks a runner in its own process group (a terminal's Ctrl-C reaches
+/// only the sweep, which then stops the runs in order) that runs each
+/// command in turn, output appended to `log`, and exits with the first
+/// failure's status.
+pid_t spawnRunner(const std::vector<std::vector<std::string>> &commands, const fs::path &log) {
+  // Everything the child needs is built before fork().
+  std::vector<std::vector<char *>> argvs;
+  for (const auto &cmd : commands) {
+    std::vector<char *> a;
+    for (const std::string &s : cmd)
+      a.push_back(const_cast<char *>(s.c_str()));
+    a.push_back(nullptr);
+    argvs.push_back(a);
+  }
+  std::string logPath = log.string();
+  pid_t pid = fork();
+  if (pid != 0)
+    return pid;
+  setpgid(0, 0);
+  std::signal(SIGINT, ignoreButKeepDefaultOnExec);
+  std::signal(SIGTERM, ignoreButKeepDefaultOnExec);
+  int fd = open(logPath.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd >= 0) {
+    dup2(fd, 1);
+    dup2(fd, 2);
+    close(fd);
+  }
+  for (auto &argv : argvs) {
+    pid_t child = fork();
+    if (child == 0) {
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (code != 0)
+      _exit(code);
+  }
+  _exit(0);
+}
+
+std::string lastLine(const fs::path &log) {
+  std::ifstream in(log);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.find("error") != std::string::npos || last.empty())
+      last = line;
+  return last;
+}
+
+std::string fmt(double x, const char *f = "%.4f") {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+} // namespace
+
+int runSweep(const SweepOptions &o) {
+  Spec s;
+  try {
+    s = readSpec(o);
+  } catch (const SweepError &e) {
+    std::cerr << e.message << "\n";
+    return 1;
+  }
+  std::vector<Cell> cells = cellsOf(s);
+  fs::create_directories(s.out);
+  const fs::path resultsPath = s.out / "results.csv", attribPath = s.out / "attrib.csv";
+
+  // What the report needs to know about the sweep.
+  toml::table meta;
+  meta.insert("name", s.name);
+  meta.insert("title", s.title);
+  meta.insert("description", s.description);
+  meta.insert("scale", s.scale.empty() ? std::string("as written") : s.scale);
+  toml::array axes;
+  for (const Axis &a : s.axes)
+    axes.push_back(a.path);
+  meta.insert("axes", axes);
+  std::ostringstream metaText;
+  metaText << meta << "\n";
+
+  Table results = readCsv(resultsPath.string()), attrib = readCsv(attribPath.string());
+  std::map<std::string, std::string> status; // cell → ok | failed
+  for (const auto &r : results.rows)
+    status[r.at("cell")] = r.count("status") ? r.at("status") : "ok";
+  if (o.retryFailed) { // forget failed cells (their rows go)
+    Table kept;
+    kept.columns = results.columns;
+    for (const auto &r : results.rows)
+      if (status[r.at("cell")] != "failed")
+        kept.rows.push_back(r);
+    results = kept;
+    for (auto it = status.begin(); it != status.end();)
+      it = it->second == "failed" ? status.erase(it) : std::next(it);
+  }
+
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < cells.size(); ++i)
+    if (!status.count(cells[i].name))
+      todo.push_back(i);
+  std::printf("sweep %s%s: %zu cells (%zu finished before, %zu to run) in %s\n", s.name.c_str(),
+              s.scale.empty() ? "" : (" (scale " + s.scale + ")").c_str(), cells.size(),
+              cells.size() - todo.size(), todo.size(), s.out.string().c_str());
+  if (o.dryRun) {
+    for (const Cell &c : cells)
+      std::printf("%-9s %s\n", status.count(c.name) ? status[c.name].c_str() : "todo", c.name.c_str());
+    if (!cells.empty())
+      std::printf("--- %s/cell.toml ---\n%s", cells[0].name.c_str(),
+                  cellConfig(s, cells[0], s.out / cells[0].name, o.projectRoot).c_str());
+    return 0;
+  }
+  writeAtomically(s.out / "sweep-meta.toml", metaText.str());
+
+  int64_t jobs = o.jobs > 0 ? o.jobs : s.jobs > 0 ? s.jobs : std::max<int64_t>(1, sysconf(_SC_NPROCESSORS_ONLN));
+  gStop = 0;
+  // Without SA_RESTART, so a signal wakes the waitpid() below.
+  struct sigaction stop = {}, oldInt = {}, oldTerm = {};
+  stop.sa_handler = onStop;
+  sigemptyset(&stop.sa_mask);
+  sigaction(SIGINT, &stop, &oldInt);
+  sigaction(SIGTERM, &stop, &oldTerm);
+  struct Running {
+    size_t cell;
+    std::chrono::steady_clock::time_point start;
+  };
+  std::map<pid_t, Running> running;
+  size_t next = 0, done = 0, failed = 0;
+  double busySeconds = 0;
+  auto sweepStart = std::chrono::steady_clock::now();
+  bool interrupted = false;
+
+  auto launch = [&](size_t i) {
+    const Cell &c = cells[i];
+    fs::path dir = s.out / c.name;
+    fs::create_directories(dir);
+    writeAtomically(dir / "cell.toml", cellConfig(s, c, dir, o.projectRoot));
+    std::vector<std::vector<std::string>> cmds;
+    std::vector<std::string> train = {o.self, "train", (dir / "cell.toml").string(), "--quiet"};
+    if (fs::exists(dir / "checkpoint.pt"))
+      train.push_back("--resume"); // an interrupted cell continues
+    cmds.push_back(train);
+    for (const std::string &script : s.scripts)
+      cmds.push_back({o.self, "intervene", dir.string(), script, "--size",
+                      std::to_string(s.interveneSize), "--out",
+                      (dir / "interventions" / fs::path(script).stem()).string()});
+    pid_t pid = spawnRunner(cmds, dir / "log.txt");
+    if (pid < 0) {
+      std::cerr << "error: cannot start a process for " << c.name << "\n";
+      return false;
+    }
+    running[pid] = {i, std::chrono::steady_clock::now()};
+    return true;
+  };
+
+  auto record = [&](size_t i, int code, double seconds) {
+    const Cell &c = cells[i];
+    fs::path dir = s.out / c.name;
+    std::map<std::string, std::string> row = {{"cell", c.name}};
+    for (const auto &[k, v] : c.coords)
+      row[k] = v;
+    Table metrics = readCsv((dir / "metrics.csv").string());
+    if (code == 0 && !metrics.rows.empty()) {
+      const auto &last = metrics.rows.back();
+      row["status"] = "ok";
+      for (const char *k : {"step", "eval_acc", "eval_prob", "train_loss", "elapsed_s"})
+        row[k] = last.count(k) ? last.at(k) : "";
+      for (const std::string &script : s.scripts) {
+        std::string stem = fs::path(script).stem().string();
+        Table a = readCsv((dir / "interventions" / stem / "attrib.csv").string());
+        for (auto r : a.rows) {
+          std::map<std::string, std::string> out = {{"cell", c.name}, {"script", stem}};
+          for (const auto &[k, v] : c.coords)
+            out[k] = v;
+          for (const auto &[k, v] : r)
+            if (k != "cell")
+              out[k == "label" ? "intervention" : k] = v;
+          attrib.add(out);
+        }
+      }
+      writeAtomically(attribPath, attrib.text());
+    } else {
+      row["status"] = "failed";
+      row["error"] = lastLine(dir / "log.txt");
+    }
+    row["wall_s"] = fmt(seconds, "%.1f");
+    results.add(row);
+    writeAtomically(resultsPath, results.text());
+    return row;
+  };
+
+  while (next < todo.size() || !running.empty()) {
+    while (!gStop && next < todo.size() && static_cast<int64_t>(running.size()) < jobs)
+      if (!launch(todo[next++]))
+        gStop = 1;
+    if (running.empty())
+      break;
+    int st = 0;
+    pid_t pid = waitpid(-1, &st, 0);
+    if (pid < 0) {
+      if (errno == EINTR) {
+        if (gStop && !interrupted) { // stop the runs: each saves a checkpoint
+          interrupted = true;
+          std::fprintf(stderr, "\nstopping %zu running cells (they save checkpoints)...\n", running.size());
+          for (const auto &[p, r] : running)
+            kill(-p, SIGTERM);
+        }
+        continue;
+      }
+      break;
+    }
+    auto it = running.find(pid);
+    if (it == running.end())
+      continue;
+    size_t i = it->second.cell;
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.start).count();
+    running.erase(it);
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (code == 130 || gStop) { // interrupted: not recorded, continued next time
+      interrupted = true;
+      continue;
+    }
+    auto row = record(i, code, secs);
+    ++done;
+    busySeconds += secs;
+    bool ok = row["status"] == "ok";
+    failed += !ok;
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweepStart).count();
+    double eta = elapsed / done * static_cast<double>(todo.size() - done);
+    if (ok)
+      std::printf("[%zu/%zu] %-36s accuracy %s  p(answer) %s  %5.0fs  (ETA %.0f min)\n", done,
+                  todo.size(), cells[i].name.c_str(), row["eval_acc"].c_str(),
+                  row["eval_prob"].c_str(), secs, eta / 60);
+    else
+      std::printf("[%zu/%zu] %-36s FAILED (exit %d): %s; log: %s\n", done, todo.size(),
+                  cells[i].name.c_str(), code, row["error"].c_str(),
+                  (s.out / cells[i].name / "log.txt").string().c_str());
+    std::fflush(stdout);
+  }
+  sigaction(SIGINT, &oldInt, nullptr);
+  sigaction(SIGTERM, &oldTerm, nullptr);
+  if (interrupted) {
+    std::printf("interrupted: %zu cells finished; run the same command again to continue\n", done);
+    return 130;
+  }
+  std::printf("sweep %s done: %zu cells run (%zu failed), %.0f s of runs; results in %s\n",
+              s.name.c_str(), done, failed, busySeconds, resultsPath.string().c_str());
+  return failed ? 1 : 0;
+}
+
+} // namespace mixc::experiments

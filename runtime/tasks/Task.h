@@ -1,0 +1,29 @@
+//===- Task.h - the task a run trains on ------------------------*- C++ -*-===//
+#ifndef MIXC_RUNTIME_TASKS_TASK_H
+#define MIXC_RUNTIME_TASKS_TASK_H
+
+#include "runtime/tasks/AR.h"
+#include "runtime/tasks/ATR.h"
+
+#include <string>
+
+namespace mixc::tasks {
+
+/// `[task] name = "ar" | "atr"` with the chosen task's parameters.
+struct TaskConfig {
+  std::string name = "ar";
+  ARConfig ar;
+  ATRConfig atr;
+  bool isATR() const { return name == "atr"; }
+  int64_t vocabSize() const { return isATR() ? atr.vocabSize() : ar.vocabSize(); }
+  int64_t trainSize() const { return isATR() ? atr.trainSize : ar.trainSize; }
+  int64_t testSize() const { return isATR() ? atr.testSize : ar.testSize; }
+  const char *title() const { return isATR() ? "ATR" : "AR"; }
+};
+
+/// The train and test sets (from `cacheDir` when it holds them).
+TaskData makeTask(const TaskConfig &config, const std::string &cacheDir);
+
+} // namespace mixc::tasks
+
+#endif
