@@ -51,14 +51,17 @@ std::string where(const fs::path &file, const toml::source_region &r) {
   return file.string() + ":" + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column);
 }
 
+[[noreturn]] void fail(const fs::path &file, const toml::source_region &r, const std::string &msg) {
+  throw SweepError{where(file, r) + ": error: " + msg};
+}
 [[noreturn]] void fail(const fs::path &file, const toml::node &n, const std::string &msg) {
-  throw SweepError{where(file, n.source()) + ": error: " + msg};
+  fail(file, n.source(), msg);
 }
 
 const std::set<std::string> kSections = {"model", "task", "train", "output"};
 
 /// "model.config.d" → ok; the first part must be a config section.
-void checkPath(const fs::path &file, const toml::node &at, const std::string &path) {
+void checkPath(const fs::path &file, const toml::source_region &at, const std::string &path) {
   std::string section = path.substr(0, path.find('.'));
   if (path.find('.') == std::string::npos || !kSections.count(section))
     fail(file, at, "'" + path + "' is not a config path; write section.key, e.g. \"train.lr\" or "
@@ -98,7 +101,7 @@ std::string nameComponent(const std::string &path, const toml::node &v) {
 void readGrid(const fs::path &file, const toml::table &t, Spec &s) {
   for (const auto &[k, v] : t) {
     std::string path(k.str());
-    checkPath(file, v, path);
+    checkPath(file, k.source(), path);
     for (auto it = s.axes.begin(); it != s.axes.end();)
       it = it->path == path ? s.axes.erase(it) : it + 1;
     s.fixed.erase(path);

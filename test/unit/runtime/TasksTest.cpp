@@ -173,8 +173,10 @@ TEST(ATR, DocumentLayout) {
 // random grammar (and our RNG is not numpy's), so those figures are one draw
 // from a distribution over grammars. bench/atr_stats measures ours over 40
 // grammars: the per-grammar mean length has a 10%–90% spread of
-// [6.5, 11.5] for L=5 and [37.7, 81.0] for L=10 — a factor ~1.8–2.1 — and
-// the distance [1.91, 2.43] and [3.74, 4.86] (±12%). So the test holds the
+// [7.5, 12.4] for L=5 and [38.7, 82.2] for L=10 — a factor ~1.7–2.1 — and
+// the distance [1.91, 2.44] and [3.71, 4.86] (±12%). (Our averages: 9.8
+// and 57.5 against the reference's 14.9 and 40.2; distances 2.17 and 4.25
+// against 2.45 and 3.8.) So the test holds the
 // average over grammars to the reference within a factor of 2 for the length
 // and ±25% for the distance (about twice the per-grammar spread), and
 // requires L=10 strings to be several times longer than L=5 ones. The
