@@ -70,8 +70,8 @@ void writeText(const fs::path &p, const std::string &text) {
   fs::rename(tmp, p);
 }
 
-/// Attrib of the last layer's block input at key / value / query (the
-/// paper's readout of the mechanism), from a script with (layer, position)
+/// Attrib of the last layer at key / value / query (the paper's readout of
+/// the mechanism, on block inputs), from a script with (layer, position)
 /// sweep coordinates. NaN where the script has no such cell or the run's
 /// p(y|o) − p(y|c) was too small.
 struct Mechanism {
@@ -83,21 +83,29 @@ struct Mechanism {
 Mechanism mechanismOf(const std::vector<Row> &cells) {
   Mechanism m;
   int last = -1;
+  std::set<std::string> positions;
   for (const Row &r : cells)
-    if (r.count("layer") && r.count("position") &&
-        get(r, "intervention").find("block_input") != std::string::npos)
+    if (r.count("layer") && r.count("position")) {
       last = std::max(last, std::atoi(get(r, "layer").c_str()));
-  if (last < 0)
+      positions.insert(get(r, "position"));
+    }
+  // Only a sweep over layers × {key, value, query} reads as a mechanism.
+  if (last < 0 || !positions.count("key") || !positions.count("value") || !positions.count("query"))
     return m;
   m.layer = std::to_string(last);
   for (const Row &r : cells) {
-    if (get(r, "layer") != m.layer || get(r, "intervention").find("block_input") == std::string::npos)
+    if (get(r, "layer") != m.layer)
       continue;
     m.found = true;
     m.kept = get(r, "kept") == "1";
     double a = m.kept ? number(r, "attrib") : NAN;
     std::string p = get(r, "position");
-    (p == "key" ? m.key : p == "value" ? m.value : p == "query" ? m.query : a) = a;
+    if (p == "key")
+      m.key = a;
+    else if (p == "value")
+      m.value = a;
+    else if (p == "query")
+      m.query = a;
   }
   return m;
 }
@@ -149,9 +157,12 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
   md << "## " << s.title << "\n\n";
   if (!s.description.empty())
     md << s.description << "\n\n";
-  std::vector<std::string> groupAxes;
+  std::vector<std::string> groupAxes; // the model first (table rows), then the rest
   for (const std::string &a : s.axes)
-    if (a != "train.lr")
+    if (a == "model.file")
+      groupAxes.push_back(a);
+  for (const std::string &a : s.axes)
+    if (a != "train.lr" && a != "model.file")
       groupAxes.push_back(a);
   const bool hasLr = std::find(s.axes.begin(), s.axes.end(), "train.lr") != s.axes.end();
 
