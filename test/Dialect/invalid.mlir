@@ -313,3 +313,43 @@ func.func @delta_beta(%x: tensor<?x?x4xf32>, %beta: tensor<?x?x2xf32>) {
   %y = mix.delta_rule %x, %x, %x, %beta {name = "d", state_name = "st"} : (tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x2xf32>) -> tensor<*xf32>
   return
 }
+
+// -----
+
+func.func @fused_arity(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  // expected-error @+1 {{has 1 inputs but its body takes 2 arguments}}
+  %f = mix.fused "f" kind "elementwise"(%x) : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  ^bb0(%a: tensor<?x?x4xf32>, %b: tensor<?x?x4xf32>):
+    mix.yield %a : tensor<?x?x4xf32>
+  }
+  return %f : tensor<?x?x4xf32>
+}
+
+// -----
+
+func.func @fused_yield_types(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  // expected-error @+1 {{yields 2 values whose types differ from its 1 results}}
+  %f = mix.fused "f" kind "elementwise"(%x) : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  ^bb0(%a: tensor<?x?x4xf32>):
+    mix.yield %a, %a : tensor<?x?x4xf32>, tensor<?x?x4xf32>
+  }
+  return %f : tensor<?x?x4xf32>
+}
+
+// -----
+
+func.func @fused_no_kind(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  // expected-error @+1 {{needs a kind}}
+  %f = mix.fused "f" kind ""(%x) : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  ^bb0(%a: tensor<?x?x4xf32>):
+    mix.yield %a : tensor<?x?x4xf32>
+  }
+  return %f : tensor<?x?x4xf32>
+}
+
+// -----
+
+func.func @yield_outside_fused(%x: tensor<?x?x4xf32>) {
+  // expected-error @+1 {{expects parent op 'mix.fused'}}
+  mix.yield %x : tensor<?x?x4xf32>
+}

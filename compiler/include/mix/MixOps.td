@@ -351,6 +351,47 @@ def Mix_AblateOp : Mix_InterventionOp<"ablate", "ablation of a value at named po
 }
 
 //===----------------------------------------------------------------------===//
+// Fusion (formed by -mix-fuse, after interventions)
+//===----------------------------------------------------------------------===//
+
+def Mix_FusedOp : Mix_Op<"fused", [IsolatedFromAbove, SingleBlock]> {
+  let summary = "a fused region: one kernel's worth of ops";
+  let description = [{
+    Groups an elementwise chain, or one mixer primitive with its elementwise
+    prologue and epilogue (`kind` = `elementwise` or the anchor's op name),
+    into one region that a kernel back end compiles as a unit. The body's
+    arguments are `inputs`; `mix.yield` returns the values used outside.
+    Inner ops keep their names, so the graph stays addressable by name.
+
+    ```mlir
+    %f = mix.fused "layers[0].mixer.conv" kind "causal_conv" (%x, %w, %b)
+        : (tensor<?x?x64xf32>, tensor<64x4xf32>, tensor<64xf32>) -> tensor<?x?x64xf32> {
+    ^bb0(%a: tensor<?x?x64xf32>, %k: tensor<64x4xf32>, %c: tensor<64xf32>):
+      %0 = mix.causal_conv %a, %k, %c {name = "layers[0].mixer.conv"} : ...
+      %1 = mix.silu %0 {name = "layers[0].mixer.act"} : ...
+      mix.yield %1 : tensor<?x?x64xf32>
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$kind, Variadic<AnyTensor>:$inputs);
+  let results = (outs Variadic<AnyTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $name `kind` $kind `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Mix_YieldOp : Mix_Op<"yield", [Pure, Terminator, HasParent<"FusedOp">]> {
+  let summary = "the values a fused region returns";
+  let arguments = (ins Variadic<AnyTensor>:$values);
+  // Hand-written: the declarative `type($values)` instantiates LLVM 16's
+  // inline parseTypeList lambda in this library, and that copy crashed
+  // func.return's parsing in mix-opt (an ODR clash with libMLIR's copy).
+  let hasCustomAssemblyFormat = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Calls (before inlining)
 //===----------------------------------------------------------------------===//
 

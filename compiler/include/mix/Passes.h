@@ -13,6 +13,8 @@ class MixDialect;
 std::unique_ptr<mlir::Pass> createInlinePass();
 std::unique_ptr<mlir::Pass> createShapeInferencePass();
 std::unique_ptr<mlir::Pass> createCheckNamesPass();
+std::unique_ptr<mlir::Pass> createFusePass();
+
 /// With a parsed script (whose locations index `paths`), as the driver uses it.
 std::unique_ptr<mlir::Pass> createApplyRewritesPass();
 std::unique_ptr<mlir::Pass> createApplyRewritesPass(const mixc::dsl::RwScript &script,

@@ -85,4 +85,35 @@ def MixApplyRewrites : Pass<"mix-apply-rewrites", "mlir::func::FuncOp"> {
   let constructor = "mix::createApplyRewritesPass()";
 }
 
+def MixFuse : Pass<"mix-fuse", "mlir::func::FuncOp"> {
+  let summary = "Group elementwise chains and mixer prologues/epilogues into fused regions";
+  let description = [{
+    Runs after interventions. Per-position ops (elementwise arithmetic and
+    activations, the Taylor feature map, norms) join their neighbours; a
+    mixer primitive (causal conv, long conv, attention, linear attention,
+    selective scan, delta rule) anchors a region with its elementwise
+    prologue and epilogue, at most one primitive per region. A value that
+    an intervention reads (`mix.patch`, `mix.ablate`) stays outside, so only
+    the intervened region loses its fused form. Each region is a
+    `mix.fused` op whose body holds the original, still-named ops.
+
+    Before:
+    ```mlir
+    %c = mix.causal_conv %x, %w, %b {name = "layers[0].mixer.conv"} : ...
+    %a = mix.silu %c {name = "layers[0].mixer.act"} : ...
+    ```
+    After:
+    ```mlir
+    %a = mix.fused "layers[0].mixer.conv" kind "causal_conv" (%x, %w, %b) : ... {
+    ^bb0(%x1: ..., %w1: ..., %b1: ...):
+      %c = mix.causal_conv %x1, %w1, %b1 {name = "layers[0].mixer.conv"} : ...
+      %a = mix.silu %c {name = "layers[0].mixer.act"} : ...
+      mix.yield %a : ...
+    }
+    ```
+  }];
+  let constructor = "mix::createFusePass()";
+  let dependentDialects = ["mix::MixDialect"];
+}
+
 #endif // MIX_PASSES

@@ -472,4 +472,53 @@ LogicalResult AblateOp::shapeRule(SmallVectorImpl<Type> &out) {
 }
 
 #define GET_OP_CLASSES
+//===----------------------------------------------------------------------===//
+// FusedOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult FusedOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError() << "has " << getInputs().size() << " inputs but its body takes "
+                         << body.getNumArguments() << " arguments";
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(getInputs(), body.getArguments())))
+    if (std::get<0>(pair).getType() != std::get<1>(pair).getType())
+      return emitOpError() << "input " << i << " has type " << std::get<0>(pair).getType()
+                           << " but the body's argument " << i << " has type "
+                           << std::get<1>(pair).getType();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError() << "yields " << yield.getValues().size()
+                         << " values whose types differ from its " << getNumResults()
+                         << " results";
+  if (getKind().empty())
+    return emitOpError() << "needs a kind (elementwise or the anchor primitive)";
+  return success();
+}
+
+/// `mix.yield %a, %b : t1, t2`, parsed one type at a time.
+ParseResult YieldOp::parse(OpAsmParser &parser, OperationState &state) {
+  SmallVector<OpAsmParser::UnresolvedOperand> operands;
+  SmallVector<Type> types;
+  if (parser.parseOperandList(operands) || parser.parseOptionalAttrDict(state.attributes))
+    return failure();
+  if (succeeded(parser.parseOptionalColon())) {
+    do {
+      Type t;
+      if (parser.parseType(t))
+        return failure();
+      types.push_back(t);
+    } while (succeeded(parser.parseOptionalComma()));
+  }
+  return parser.resolveOperands(operands, types, parser.getNameLoc(), state.operands);
+}
+
+void YieldOp::print(OpAsmPrinter &p) {
+  if (!getValues().empty())
+    p << " " << getValues();
+  p.printOptionalAttrDict((*this)->getAttrs());
+  if (!getValues().empty())
+    p << " : " << getValues().getTypes();
+}
+
 #include "mix/MixOps.cpp.inc"

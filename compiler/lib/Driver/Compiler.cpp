@@ -19,7 +19,7 @@ using namespace mlir;
 
 namespace {
 /// Adds the standard lowering pipeline: inline, infer shapes, canonicalise,
-/// check names; then the intervention script, if any (before any fusion).
+/// check names; then the intervention script, if any; then fusion.
 void buildPipeline(PassManager &pm, const mixc::dsl::RwScript *rewrites,
                    const std::vector<std::string> &paths) {
   pm.addPass(mix::createInlinePass());
@@ -30,6 +30,7 @@ void buildPipeline(PassManager &pm, const mixc::dsl::RwScript *rewrites,
     pm.addNestedPass<func::FuncOp>(mix::createApplyRewritesPass(*rewrites, paths));
     pm.addPass(createCanonicalizerPass());
   }
+  pm.addNestedPass<func::FuncOp>(mix::createFusePass());
 }
 
 /// MLIR diagnostics printed like the front end's: file:line:col, the source
@@ -66,6 +67,7 @@ bool mix::rewriteGraph(const mixc::graph::Graph &graph, const mixc::dsl::RwScrip
   PassManager pm(&ctx);
   pm.addNestedPass<func::FuncOp>(mix::createApplyRewritesPass(script, diags.paths));
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(mix::createFusePass()); // after the interventions
   bool ok = succeeded(verify(*module)) && succeeded(pm.run(*module));
   if (ok) {
     llvm::raw_string_ostream out(result.mlir);

@@ -4,6 +4,8 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <functional>
+
 using namespace mlir;
 namespace graph = mixc::graph;
 
@@ -59,44 +61,70 @@ LogicalResult mix::exportGraph(func::FuncOp model, const std::vector<std::string
     auto elem = arg.getType().cast<RankedTensorType>().getElementType();
     g.inputs.push_back({name, shapeOf(arg.getType()), elem.isInteger(64) ? "i64" : "f32"});
   }
-  for (Operation &op : model.getBody().front()) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      for (Value v : ret.getOperands())
-        g.outputs.push_back(names.lookup(v));
-      continue;
-    }
-    if (!isa<MixDialect>(op.getDialect()) || isa<CallOp>(op))
-      return op.emitOpError() << "cannot be exported to a runtime graph (inline first)";
-    for (Type t : op.getResultTypes())
-      if (!t.isa<RankedTensorType>())
-        return op.emitOpError() << "has an unranked result; run shape inference first";
-    std::string name = op.getAttrOfType<StringAttr>("name").getValue().str();
-    if (auto p = dyn_cast<ParamOp>(op)) {
-      g.params.push_back({name, std::vector<int64_t>(p.getShape().begin(), p.getShape().end()),
-                          p.getInit().str(), p.getTrainable()});
-      names[p.getResult()] = name;
-      continue;
-    }
-    graph::Node node;
-    node.name = name;
-    node.op = op.getName().stripDialect().str();
-    for (Value v : op.getOperands())
-      node.inputs.push_back(names.lookup(v));
-    for (NamedAttribute a : op.getAttrs()) {
-      if (a.getName() == "name")
+  // A fused region's ops become ordinary nodes tagged with the region
+  // (`fused`), so the interpreter runs them one by one and a kernel back end
+  // can take the region whole.
+  std::function<LogicalResult(Block &, const std::string &)> exportBlock =
+      [&](Block &block, const std::string &group) -> LogicalResult {
+    for (Operation &op : block) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        for (Value v : ret.getOperands())
+          g.outputs.push_back(names.lookup(v));
         continue;
-      graph::AttrValue value;
-      if (!toAttr(a.getValue(), value))
-        return op.emitOpError() << "has attribute '" << a.getName().str()
-                                << "' of a kind the runtime graph cannot hold";
-      node.attrs[a.getName().str()] = value;
+      }
+      if (auto fused = dyn_cast<FusedOp>(op)) {
+        Block &inner = fused.getBody().front();
+        for (auto [arg, in] : llvm::zip(inner.getArguments(), fused.getInputs()))
+          names[arg] = names.lookup(in);
+        if (failed(exportBlock(inner, fused.getName().str())))
+          return failure();
+        auto yield = cast<YieldOp>(inner.getTerminator());
+        for (auto [r, v] : llvm::zip(fused.getResults(), yield.getValues()))
+          names[r] = names.lookup(v);
+        continue;
+      }
+      if (isa<YieldOp>(op))
+        continue;
+      if (!isa<MixDialect>(op.getDialect()) || isa<CallOp>(op))
+        return op.emitOpError() << "cannot be exported to a runtime graph (inline first)";
+      for (Type t : op.getResultTypes())
+        if (!t.isa<RankedTensorType>())
+          return op.emitOpError() << "has an unranked result; run shape inference first";
+      std::string name = op.getAttrOfType<StringAttr>("name").getValue().str();
+      if (auto p = dyn_cast<ParamOp>(op)) {
+        g.params.push_back({name, std::vector<int64_t>(p.getShape().begin(), p.getShape().end()),
+                            p.getInit().str(), p.getTrainable()});
+        names[p.getResult()] = name;
+        continue;
+      }
+      graph::Node node;
+      node.name = name;
+      node.op = op.getName().stripDialect().str();
+      for (Value v : op.getOperands())
+        node.inputs.push_back(names.lookup(v));
+      for (NamedAttribute a : op.getAttrs()) {
+        if (a.getName() == "name")
+          continue;
+        graph::AttrValue value;
+        if (!toAttr(a.getValue(), value))
+          return op.emitOpError() << "has attribute '" << a.getName().str()
+                                  << "' of a kind the runtime graph cannot hold";
+        node.attrs[a.getName().str()] = value;
+      }
+      for (auto [i, r] : llvm::enumerate(op.getResults())) {
+        node.shapes.push_back(shapeOf(r.getType()));
+        names[r] = i == 0 ? name : name + "#" + std::to_string(i);
+      }
+      if (!group.empty()) {
+        graph::AttrValue tag;
+        tag.kind = graph::AttrValue::Kind::Str;
+        tag.s = group;
+        node.attrs["fused"] = tag;
+      }
+      node.loc = locString(op.getLoc());
+      g.nodes.push_back(std::move(node));
     }
-    for (auto [i, r] : llvm::enumerate(op.getResults())) {
-      node.shapes.push_back(shapeOf(r.getType()));
-      names[r] = i == 0 ? name : name + "#" + std::to_string(i);
-    }
-    node.loc = locString(op.getLoc());
-    g.nodes.push_back(std::move(node));
-  }
-  return success();
+    return success();
+  };
+  return exportBlock(model.getBody().front(), "");
 }

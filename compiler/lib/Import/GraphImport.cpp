@@ -57,7 +57,8 @@ OwningOpRef<ModuleOp> mix::importGraph(MLIRContext &ctx, const graph::Graph &g) 
       state.addOperands(values.lookup(in));
     state.addAttribute("name", b.getStringAttr(n.name));
     for (const auto &[k, v] : n.attrs)
-      state.addAttribute(k, attr(b, v));
+      if (k != "fused") // regions are formed again by -mix-fuse
+        state.addAttribute(k, attr(b, v));
     for (const auto &shape : n.shapes)
       state.addTypes(tensorType(b, shape));
     Operation *op = b.create(state);

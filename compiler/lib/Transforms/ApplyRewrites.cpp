@@ -24,10 +24,27 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
   ApplyRewritesPass(const dsl::RwScript &s, const std::vector<std::string> &paths)
       : script(s), paths(paths), preparsed(true) {}
 
+  /// Dissolves every mix.fused region back into the function body.
+  static void unfuse(func::FuncOp fn) {
+    SmallVector<FusedOp> regions;
+    fn.walk([&](FusedOp f) { regions.push_back(f); });
+    for (FusedOp f : regions) {
+      Block &body = f.getBody().front();
+      for (auto [arg, in] : llvm::zip(body.getArguments(), f.getInputs()))
+        arg.replaceAllUsesWith(in);
+      auto yield = cast<YieldOp>(body.getTerminator());
+      f.replaceAllUsesWith(yield.getValues());
+      yield.erase();
+      f->getBlock()->getOperations().splice(f->getIterator(), body.getOperations());
+      f.erase();
+    }
+  }
+
   void runOnOperation() override {
     if (!preparsed && failed(parseFromOption()))
       return signalPassFailure();
     func::FuncOp fn = getOperation();
+    unfuse(fn); // interventions act on the unfused graph; -mix-fuse regroups after
     std::vector<Operation *> named;
     fn.walk([&](Operation *op) {
       if (isa<MixDialect>(op->getDialect()) && op->hasAttr("name") && !isa<ParamOp>(op))

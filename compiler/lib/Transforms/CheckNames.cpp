@@ -18,7 +18,7 @@ struct CheckNamesPass : mix::impl::MixCheckNamesBase<CheckNamesPass> {
     llvm::StringMap<Operation *> seen;
     WalkResult walk = getOperation().walk([&](Operation *op) -> WalkResult {
       if (op->getDialect() == nullptr || !isa<MixDialect>(op->getDialect()) ||
-          isa<CallOp>(op))
+          isa<CallOp, FusedOp, YieldOp>(op)) // a region's name is its anchor's
         return WalkResult::advance();
       auto name = op->getAttrOfType<StringAttr>("name");
       if (!name || name.getValue().empty()) {

@@ -1,0 +1,158 @@
+//===- Fuse.cpp - group ops into mix.fused regions --------------------------===//
+//
+// Union-find over producer→consumer edges between fusible ops, with at most
+// one mixer primitive (the anchor) per group; each group then becomes one
+// mix.fused op at its last op's position, provided every value it exports is
+// used only after that point (otherwise trailing ops are left out until it
+// is).
+//
+//===----------------------------------------------------------------------===//
+#include "mix/MixOps.h"
+#include "mix/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mix {
+#define GEN_PASS_DEF_MIXFUSE
+#include "mix/Passes.h.inc"
+} // namespace mix
+
+using namespace mlir;
+using namespace mix;
+
+namespace {
+/// Per-position ops: a kernel computes them in the same loop as a neighbour.
+bool isPerPosition(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, NegOp, AbsOp, ExpOp, SinOp, SiluOp, GeluOp, ReluOp,
+             SoftplusOp, SigmoidOp, TaylorMapOp, LayerNormOp, RMSNormOp, L2NormOp>(op);
+}
+
+/// Mixer primitives: each anchors at most one region.
+bool isAnchor(Operation *op) {
+  return isa<CausalConvOp, LongConvOp, SoftmaxAttentionOp, LinearAttentionOp, SelectiveScanOp,
+             DeltaRuleOp>(op);
+}
+
+/// A value read by an intervention must stay a real node, so its producer
+/// is not fused.
+bool isIntervened(Operation *op) {
+  for (Operation *user : op->getUsers())
+    if (isa<PatchOp, AblateOp>(user))
+      return true;
+  return false;
+}
+
+bool isFusible(Operation *op) { return (isPerPosition(op) || isAnchor(op)) && !isIntervened(op); }
+
+struct Group {
+  SmallVector<Operation *> ops; // in block order
+  Operation *anchor = nullptr;
+};
+
+/// Whether every value the group's ops produce for ops outside the group is
+/// used after the group's last op (where the region will stand).
+bool exportsAfterEnd(const Group &g, const llvm::SmallPtrSetImpl<Operation *> &members) {
+  Operation *last = g.ops.back();
+  for (Operation *op : g.ops)
+    for (Operation *user : op->getUsers())
+      if (!members.count(user) && user->getBlock() == last->getBlock() && user->isBeforeInBlock(last))
+        return false;
+  return true;
+}
+
+void buildRegion(const Group &g) {
+  llvm::SmallPtrSet<Operation *, 16> members(g.ops.begin(), g.ops.end());
+  llvm::SetVector<Value> inputs;
+  SmallVector<Value> outputs;
+  for (Operation *op : g.ops) {
+    for (Value v : op->getOperands())
+      if (!members.count(v.getDefiningOp()))
+        inputs.insert(v);
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(), [&](Operation *u) { return !members.count(u); }))
+        outputs.push_back(r);
+  }
+  Operation *last = g.ops.back();
+  OpBuilder b(last);
+  Operation *named = g.anchor ? g.anchor : last;
+  std::string kind = g.anchor ? g.anchor->getName().stripDialect().str() : "elementwise";
+  SmallVector<Type> resultTypes;
+  for (Value v : outputs)
+    resultTypes.push_back(v.getType());
+  auto fused = b.create<FusedOp>(last->getLoc(), resultTypes,
+                                 named->getAttrOfType<StringAttr>("name"), b.getStringAttr(kind),
+                                 inputs.getArrayRef());
+  Block *body = new Block();
+  fused.getBody().push_back(body);
+  IRMapping map;
+  for (Value v : inputs)
+    map.map(v, body->addArgument(v.getType(), v.getLoc()));
+  OpBuilder inner = OpBuilder::atBlockEnd(body);
+  for (Operation *op : g.ops)
+    inner.clone(*op, map);
+  SmallVector<Value> yielded;
+  for (Value v : outputs)
+    yielded.push_back(map.lookup(v));
+  inner.create<YieldOp>(last->getLoc(), yielded);
+  for (auto [v, r] : llvm::zip(outputs, fused.getResults()))
+    v.replaceUsesWithIf(r, [&](OpOperand &use) { return !members.count(use.getOwner()); });
+  for (Operation *op : llvm::reverse(g.ops))
+    op->erase();
+}
+
+struct FusePass : mix::impl::MixFuseBase<FusePass> {
+  void runOnOperation() override {
+    Block &block = getOperation().getBody().front();
+    llvm::EquivalenceClasses<Operation *> classes;
+    llvm::DenseMap<Operation *, Operation *> anchorOf; // class leader → its anchor
+    for (Operation &op : block) {
+      if (!isFusible(&op))
+        continue;
+      classes.insert(&op);
+      if (isAnchor(&op))
+        anchorOf[&op] = &op;
+      for (Value v : op.getOperands()) {
+        Operation *producer = v.getDefiningOp();
+        if (!producer || producer->getBlock() != &block || classes.findValue(producer) == classes.end())
+          continue;
+        Operation *a = classes.getLeaderValue(producer), *c = classes.getLeaderValue(&op);
+        if (a == c)
+          continue;
+        Operation *anchorA = anchorOf.lookup(a), *anchorC = anchorOf.lookup(c);
+        if (anchorA && anchorC)
+          continue; // one primitive per region
+        classes.unionSets(a, c);
+        Operation *leader = classes.getLeaderValue(a);
+        anchorOf[leader] = anchorA ? anchorA : anchorC;
+      }
+    }
+    // Groups in block order of their first op.
+    llvm::MapVector<Operation *, Group> groups;
+    for (Operation &op : block)
+      if (classes.findValue(&op) != classes.end()) {
+        Group &g = groups[classes.getLeaderValue(&op)];
+        g.ops.push_back(&op);
+        if (isAnchor(&op))
+          g.anchor = &op;
+      }
+    for (auto &[leader, g] : groups) {
+      while (g.ops.size() >= 2) {
+        llvm::SmallPtrSet<Operation *, 16> members(g.ops.begin(), g.ops.end());
+        if (exportsAfterEnd(g, members))
+          break;
+        if (g.ops.back() == g.anchor)
+          g.anchor = nullptr;
+        g.ops.pop_back();
+      }
+      if (g.ops.size() >= 2)
+        buildRegion(g);
+    }
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> mix::createFusePass() { return std::make_unique<FusePass>(); }
