@@ -1,6 +1,7 @@
 #include "runtime/experiments/Csv.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -35,6 +36,17 @@ std::string Table::text() const {
     s << "\n";
   }
   return s.str();
+}
+
+void writeFileAtomically(const std::string &path, const std::string &text) {
+  namespace fs = std::filesystem;
+  fs::create_directories(fs::absolute(path).parent_path());
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+  fs::rename(tmp, path);
 }
 
 namespace {

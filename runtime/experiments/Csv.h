@@ -16,6 +16,10 @@ struct Table {
   std::string text() const;
 };
 
+/// Writes `text` to `path` through a temporary file and a rename (creating
+/// the folder): readers never see half a table.
+void writeFileAtomically(const std::string &path, const std::string &text);
+
 /// Reads `path`; a missing file is an empty table.
 Table readCsv(const std::string &path);
 std::string csvField(const std::string &s);

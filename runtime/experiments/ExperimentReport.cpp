@@ -59,16 +59,7 @@ std::string shortAxis(const std::string &axis) {
   return axis.substr(axis.rfind('.') + 1);
 }
 
-void writeText(const fs::path &p, const std::string &text) {
-  fs::create_directories(p.parent_path());
-  fs::path tmp = p;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-  }
-  fs::rename(tmp, p);
-}
+void writeText(const fs::path &p, const std::string &text) { writeFileAtomically(p.string(), text); }
 
 /// Attrib of the last layer at key / value / query (the paper's readout of
 /// the mechanism, on block inputs), from a script with (layer, position)

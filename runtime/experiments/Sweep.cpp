@@ -265,16 +265,6 @@ std::string cellConfig(const Spec &s, const Cell &c, const fs::path &cellDir,
   return ss.str();
 }
 
-void writeAtomically(const fs::path &path, const std::string &text) {
-  fs::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-  }
-  fs::rename(tmp, path);
-}
-
 volatile std::sig_atomic_t gStop = 0;
 void onStop(int) { gStop = 1; }
 void ignoreButKeepDefaultOnExec(int) {}
@@ -393,7 +383,7 @@ int runSweep(const SweepOptions &o) {
                   cellConfig(s, cells[0], s.out / cells[0].name, o.projectRoot).c_str());
     return 0;
   }
-  writeAtomically(s.out / "sweep-meta.toml", metaText.str());
+  writeFileAtomically((s.out / "sweep-meta.toml").string(), metaText.str());
 
   int64_t jobs = o.jobs > 0 ? o.jobs : s.jobs > 0 ? s.jobs : std::max<int64_t>(1, sysconf(_SC_NPROCESSORS_ONLN));
   gStop = 0;
@@ -417,7 +407,7 @@ int runSweep(const SweepOptions &o) {
     const Cell &c = cells[i];
     fs::path dir = s.out / c.name;
     fs::create_directories(dir);
-    writeAtomically(dir / "cell.toml", cellConfig(s, c, dir, o.projectRoot));
+    writeFileAtomically((dir / "cell.toml").string(), cellConfig(s, c, dir, o.projectRoot));
     std::vector<std::vector<std::string>> cmds;
     std::vector<std::string> train = {o.self, "train", (dir / "cell.toml").string(), "--quiet"};
     if (fs::exists(dir / "checkpoint.pt"))
@@ -461,14 +451,14 @@ int runSweep(const SweepOptions &o) {
           attrib.add(out);
         }
       }
-      writeAtomically(attribPath, attrib.text());
+      writeFileAtomically(attribPath.string(), attrib.text());
     } else {
       row["status"] = "failed";
       row["error"] = lastLine(dir / "log.txt");
     }
     row["wall_s"] = fmt(seconds, "%.1f");
     results.add(row);
-    writeAtomically(resultsPath, results.text());
+    writeFileAtomically(resultsPath.string(), results.text());
     return row;
   };
 
