@@ -153,6 +153,8 @@ void readTask(Reader &r, const toml::table &root, TrainConfig &c) {
   need("max_depth", a.maxDepth >= 1 && a.maxDepth <= 64, "task.max_depth must be in [1, 64]");
   need("held_out", a.heldOut >= 0 && a.heldOut < 1,
        "task.held_out is a fraction of the label pairs, in [0, 1)");
+  need("held_out", a.heldOut == 0 || a.numTerminals <= 10000,
+       "task.held_out splits the |Σ|² label pairs: it needs num_terminals <= 10000");
   need("max_string_len", a.maxStringLen >= 3 && a.maxStringLen <= 100000,
        "task.max_string_len must be in [3, 100000]");
 }
