@@ -59,8 +59,6 @@ std::string shortAxis(const std::string &axis) {
   return axis.substr(axis.rfind('.') + 1);
 }
 
-void writeText(const fs::path &p, const std::string &text) { writeFileAtomically(p.string(), text); }
-
 /// Attrib of the last layer at key / value / query (the paper's readout of
 /// the mechanism, on block inputs), from a script with (layer, position)
 /// sweep coordinates. NaN where the script has no such cell or the run's
@@ -232,7 +230,7 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
   for (const std::string &g : groups)
     accs.push_back(number(best[g], "eval_acc", 0));
   std::string accPlot = s.name + "-accuracy.svg";
-  writeText(outDir / "plots" / accPlot,
+  writeFileAtomically((outDir / "plots" / accPlot).string(),
             barChart(s.title + ": test accuracy (best lr)", groups, {"accuracy"}, {accs}));
   md << "![accuracy](plots/" << accPlot << ")\n\n";
 
@@ -298,12 +296,12 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
     md << "\n";
     if (!layer.empty() && bars[0].size() == groups.size()) {
       std::string base = s.name + "-" + sc;
-      writeText(outDir / "plots" / (base + "-attrib.svg"),
+      writeFileAtomically((outDir / "plots" / (base + "-attrib.svg")).string(),
                 barChart(s.title + ": Attrib at layer " + layer + " block input", groups, series, bars));
-      writeText(outDir / "plots" / (base + "-value-vs-query.svg"),
+      writeFileAtomically((outDir / "plots" / (base + "-value-vs-query.svg")).string(),
                 scatterPlot(s.title + ": Attrib@Value vs Attrib@Query (layer " + layer + ")",
                             "Attrib@Value", "Attrib@Query", scatterVQ));
-      writeText(outDir / "plots" / (base + "-query-vs-key.svg"),
+      writeFileAtomically((outDir / "plots" / (base + "-query-vs-key.svg")).string(),
                 scatterPlot(s.title + ": Attrib@Query vs Attrib@Key (layer " + layer + ")",
                             "Attrib@Query", "Attrib@Key", scatterQK));
       md << "![Attrib](plots/" << base << "-attrib.svg) ![value vs query](plots/" << base
@@ -340,7 +338,7 @@ int writeReport(const std::vector<std::string> &dirs, const std::string &outFile
      << "the value; Attrib@Query ≥ 0.5 is direct retrieval.\n\n";
   for (const Sweep &s : sweeps)
     reportSweep(s, out.parent_path(), md);
-  writeText(out, md.str());
+  writeFileAtomically(out.string(), md.str());
   std::printf("wrote %s (%zu sweeps; plots/ and csv/ beside it)\n", out.string().c_str(), sweeps.size());
   return 0;
 }

@@ -312,7 +312,8 @@ pid_t spawnRunner(const std::vector<std::vector<std::string>> &commands, const f
   _exit(0);
 }
 
-std::string lastLine(const fs::path &log) {
+/// The log's last line that mentions an error (else its first line).
+std::string errorLine(const fs::path &log) {
   std::ifstream in(log);
   std::string line, last;
   while (std::getline(in, line))
@@ -321,11 +322,6 @@ std::string lastLine(const fs::path &log) {
   return last;
 }
 
-std::string fmt(double x, const char *f = "%.4f") {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, f, x);
-  return buf;
-}
 } // namespace
 
 int runSweep(const SweepOptions &o) {
@@ -454,9 +450,11 @@ int runSweep(const SweepOptions &o) {
       writeFileAtomically(attribPath.string(), attrib.text());
     } else {
       row["status"] = "failed";
-      row["error"] = lastLine(dir / "log.txt");
+      row["error"] = errorLine(dir / "log.txt");
     }
-    row["wall_s"] = fmt(seconds, "%.1f");
+    char wall[32];
+    std::snprintf(wall, sizeof wall, "%.1f", seconds);
+    row["wall_s"] = wall;
     results.add(row);
     writeFileAtomically(resultsPath.string(), results.text());
     return row;
