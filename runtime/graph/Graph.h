@@ -60,6 +60,19 @@ struct Node {
   std::string loc;                          // "file:line:col" of the DSL source
 };
 
+/// A fused region (compiler/lib/Transforms/Fuse.cpp); its nodes carry the
+/// attribute `fused` = name. `kernel` is the symbol prefix of its generated
+/// CPU kernel (runtime/kernels/KernelAbi.h), empty when the back end left
+/// the region to the interpreter (`skipped` says why).
+struct Region {
+  std::string name;
+  std::string kind; // "elementwise" or the anchor primitive
+  std::vector<std::string> inputs, outputs; // value names, in kernel order
+  int rowRank = 0;  // leading run-time dims the kernel iterates over
+  std::string kernel;
+  std::string skipped;
+};
+
 struct Graph {
   int version = kFormatVersion;
   std::string model;
@@ -69,6 +82,7 @@ struct Graph {
   std::vector<Param> params;
   std::vector<Node> nodes;
   std::vector<std::string> outputs;
+  std::vector<Region> regions; // optional: absent in graphs from before fusion
 };
 
 /// Pretty-printed JSON.

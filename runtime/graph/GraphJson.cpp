@@ -81,6 +81,19 @@ std::string toJson(const Graph &g) {
     j["nodes"].push_back(node);
   }
   j["outputs"] = g.outputs;
+  if (!g.regions.empty()) {
+    j["regions"] = json::array();
+    for (const Region &r : g.regions) {
+      nlohmann::ordered_json region = {{"name", r.name},     {"kind", r.kind},
+                                       {"inputs", r.inputs}, {"outputs", r.outputs},
+                                       {"row_rank", r.rowRank}};
+      if (!r.kernel.empty())
+        region["kernel"] = r.kernel;
+      if (!r.skipped.empty())
+        region["skipped"] = r.skipped;
+      j["regions"].push_back(region);
+    }
+  }
   return j.dump(1) + "\n";
 }
 
@@ -122,6 +135,12 @@ bool fromJson(const std::string &text, Graph &g, std::string &error) {
       g.nodes.push_back(std::move(node));
     }
     g.outputs = j.at("outputs").get<std::vector<std::string>>();
+    if (j.contains("regions"))
+      for (const json &r : j.at("regions"))
+        g.regions.push_back({r.at("name").get<std::string>(), r.at("kind").get<std::string>(),
+                             r.at("inputs").get<std::vector<std::string>>(),
+                             r.at("outputs").get<std::vector<std::string>>(),
+                             r.value("row_rank", 0), r.value("kernel", ""), r.value("skipped", "")});
   } catch (const std::exception &e) {
     error = std::string("malformed graph file: ") + e.what();
     return false;

@@ -26,6 +26,7 @@ enum class Stage {
 struct CompileResult {
   std::string mlir;           // textual IR at the requested stage
   mixc::graph::Graph graph;   // filled when stage == Lowered
+  std::string cpuKernels;     // the CPU back end's source (graph.regions name its kernels)
 };
 
 /// Imports `program` and runs the pipeline up to `stage`. Errors are printed

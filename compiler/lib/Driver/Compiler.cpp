@@ -1,5 +1,6 @@
 //===- Compiler.cpp - import, pipeline, export ------------------------------===//
 #include "mix/Compiler.h"
+#include "mix/CpuEmitter.h"
 #include "mix/GraphExport.h"
 #include "mix/GraphImport.h"
 #include "mix/MLIRGen.h"
@@ -51,6 +52,19 @@ struct Diagnostics {
   SourceMgrDiagnosticHandler handler;
 };
 
+/// Runs the CPU back end over the exported model and records, per region,
+/// its kernel (or why it has none) in the graph.
+void emitKernels(func::FuncOp model, mix::CompileResult &result) {
+  mix::CpuKernels kernels = mix::emitCpuKernels(model);
+  result.cpuKernels = std::move(kernels.source);
+  for (mixc::graph::Region &r : result.graph.regions) {
+    const mix::RegionKernel &k = kernels.regions[r.name];
+    r.kernel = k.symbol;
+    r.rowRank = k.rowRank;
+    r.skipped = k.skipped;
+  }
+}
+
 void loadDialects(MLIRContext &ctx) {
   ctx.getOrLoadDialect<mix::MixDialect>();
   ctx.getOrLoadDialect<func::FuncDialect>();
@@ -81,6 +95,8 @@ bool mix::rewriteGraph(const mixc::graph::Graph &graph, const mixc::dsl::RwScrip
       inputs.push_back(in.name);
     auto fn = *module->getOps<func::FuncOp>().begin();
     ok = succeeded(exportGraph(fn, inputs, result.graph));
+    if (ok)
+      emitKernels(fn, result);
   }
   diags.stream.flush();
   err << diags.text;
@@ -118,6 +134,8 @@ bool mix::compileProgram(const mixc::dsl::Program &program,
     result.graph.source = entry.loc.file >= 0 ? sources.path(entry.loc.file) : "";
     result.graph.config = entry.params;
     ok = model && succeeded(exportGraph(model, entry.argNames, result.graph));
+    if (ok)
+      emitKernels(model, result);
     if (ok) {
       std::string problem = mixc::graph::validate(result.graph);
       if (!problem.empty()) {

@@ -79,8 +79,16 @@ LogicalResult mix::exportGraph(func::FuncOp model, const std::vector<std::string
         if (failed(exportBlock(inner, fused.getName().str())))
           return failure();
         auto yield = cast<YieldOp>(inner.getTerminator());
-        for (auto [r, v] : llvm::zip(fused.getResults(), yield.getValues()))
+        graph::Region region;
+        region.name = fused.getName().str();
+        region.kind = fused.getKind().str();
+        for (Value in : fused.getInputs())
+          region.inputs.push_back(names.lookup(in));
+        for (auto [r, v] : llvm::zip(fused.getResults(), yield.getValues())) {
           names[r] = names.lookup(v);
+          region.outputs.push_back(names[r]);
+        }
+        g.regions.push_back(std::move(region));
         continue;
       }
       if (isa<YieldOp>(op))

@@ -37,7 +37,8 @@ namespace {
 const char *kUsage = R"(usage: mixc <command> [options]
 
 commands:
-  compile FILE.mix   compile a model; --emit=ast|mlir-import|mlir|graph (default graph)
+  compile FILE.mix   compile a model; --emit=ast|mlir-import|mlir|graph|cpp (default graph;
+                     cpp: the generated CPU kernels)
   params FILE.mix... print each model's trainable parameter count
   names FILE.mix     print every node name of the compiled model
   train [CONFIG]     train a model on a task (TOML config; none: the built-in default run)
@@ -133,8 +134,9 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.model = value("--model");
     } else if (is("--emit")) {
       o.emit = value("--emit");
-      if (o.emit != "ast" && o.emit != "mlir-import" && o.emit != "mlir" && o.emit != "graph") {
-        problem = "--emit must be ast, mlir-import, mlir or graph, got '" + o.emit + "'";
+      if (o.emit != "ast" && o.emit != "mlir-import" && o.emit != "mlir" && o.emit != "graph" &&
+          o.emit != "cpp") {
+        problem = "--emit must be ast, mlir-import, mlir, graph or cpp, got '" + o.emit + "'";
         return false;
       }
     } else if (a == "-I") {
@@ -242,7 +244,9 @@ int cmdCompile(const Options &o) {
   mix::Stage stage = o.emit == "mlir-import" ? mix::Stage::Import : mix::Stage::Lowered;
   if (!compileFile(o, o.files[0], result, stage))
     return 1;
-  return emit(o, o.emit == "graph" ? mixc::graph::toJson(result.graph) : result.mlir);
+  return emit(o, o.emit == "graph" ? mixc::graph::toJson(result.graph)
+                 : o.emit == "cpp" ? result.cpuKernels
+                                   : result.mlir);
 }
 
 int cmdParams(const Options &o) {

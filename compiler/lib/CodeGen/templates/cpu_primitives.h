@@ -1,0 +1,334 @@
+//===- cpu_primitives.h - mixer primitives for generated CPU kernels ------===//
+//
+// Pasted (after KernelAbi.h) into every generated CPU source; the code the
+// emitter writes for a fused region calls these for its anchor primitive.
+// Plain loops laid out so GCC vectorises the innermost one (-O3
+// -march=native -ffast-math); OpenMP over the batch. Each has a forward and
+// a backward that ADDS into its gradient buffers. The references they are
+// tested against are the LibTorch primitives in runtime/core.
+//
+// Memory: the recurrences keep their state only every L steps (checkpoints)
+// and recompute a chunk's states in the backward, instead of storing every
+// state ([B, T, D, N] or [B, T, V, K]) as the LibTorch path does.
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace mixk {
+
+inline int threadId() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+/// Per-thread partial sums of a gradient that every row adds to (a
+/// parameter's): no atomics, summed once at the end.
+struct Partials {
+  Partials(int threads, int64_t n) : n(n), data(static_cast<size_t>(threads) * n, 0.f) {}
+  float *mine() { return data.data() + static_cast<int64_t>(threadId()) * n; }
+  void addTo(float *dst) const {
+    for (size_t p = 0; p < data.size(); p += n)
+      for (int64_t i = 0; i < n; ++i)
+        dst[i] += data[p + i];
+  }
+  int64_t n;
+  std::vector<float> data;
+};
+
+inline float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
+// torch.nn.functional.softplus (beta 1, threshold 20).
+inline float softplus(float x) { return x > 20.f ? x : std::log1p(std::exp(x)); }
+inline float gelu(float x) { return 0.5f * x * (1.f + std::erf(x * 0.70710678f)); }
+inline float geluGrad(float x) {
+  return 0.5f * (1.f + std::erf(x * 0.70710678f)) + x * 0.39894228f * std::exp(-0.5f * x * x);
+}
+
+// ------------------------------------------------------------ causal conv
+// y[b,t,c] = bias[c] + Σ_k w[c,k] · x[b, t−K+1+k, c]   (x [B,T,C], w [C,K]).
+inline void causalConvForward(const float *x, const float *w, const float *bias, float *y,
+                              int64_t nb, int64_t nt, int64_t nc, int64_t nk, int threads) {
+  std::vector<float> wt(nk * nc); // [K, C]: the inner loop runs over c
+  for (int64_t c = 0; c < nc; ++c)
+    for (int64_t k = 0; k < nk; ++k)
+      wt[k * nc + c] = w[c * nk + k];
+#pragma omp parallel for num_threads(threads)
+  for (int64_t b = 0; b < nb; ++b)
+    for (int64_t t = 0; t < nt; ++t) {
+      float *yr = y + (b * nt + t) * nc;
+      for (int64_t c = 0; c < nc; ++c)
+        yr[c] = bias ? bias[c] : 0.f;
+      for (int64_t k = std::max<int64_t>(0, nk - 1 - t); k < nk; ++k) {
+        const float *xr = x + (b * nt + t - (nk - 1) + k) * nc, *wk = wt.data() + k * nc;
+        for (int64_t c = 0; c < nc; ++c)
+          yr[c] += wk[c] * xr[c];
+      }
+    }
+}
+
+inline void causalConvBackward(const float *x, const float *w, const float *gy, float *gx,
+                               float *gw, float *gbias, int64_t nb, int64_t nt, int64_t nc,
+                               int64_t nk, int threads) {
+  std::vector<float> wt(nk * nc);
+  for (int64_t c = 0; c < nc; ++c)
+    for (int64_t k = 0; k < nk; ++k)
+      wt[k * nc + c] = w[c * nk + k];
+  Partials gwt(threads, nk * nc + nc); // [K, C] then the bias [C]
+#pragma omp parallel num_threads(threads)
+  {
+    float *gwk0 = gwt.mine(), *gb = gwk0 + nk * nc;
+#pragma omp for
+    for (int64_t b = 0; b < nb; ++b)
+      for (int64_t t = 0; t < nt; ++t) {
+        const float *g = gy + (b * nt + t) * nc;
+        for (int64_t c = 0; c < nc; ++c)
+          gb[c] += g[c];
+        for (int64_t k = std::max<int64_t>(0, nk - 1 - t); k < nk; ++k) {
+          int64_t row = b * nt + t - (nk - 1) + k;
+          const float *xr = x + row * nc, *wk = wt.data() + k * nc;
+          float *gxr = gx + row * nc, *gwk = gwk0 + k * nc;
+          for (int64_t c = 0; c < nc; ++c) {
+            gxr[c] += wk[c] * g[c];
+            gwk[c] += g[c] * xr[c];
+          }
+        }
+      }
+  }
+  std::vector<float> sum(nk * nc + nc, 0.f);
+  gwt.addTo(sum.data());
+  for (int64_t c = 0; c < nc; ++c)
+    for (int64_t k = 0; k < nk; ++k)
+      gw[c * nk + k] += sum[k * nc + c];
+  if (gbias)
+    for (int64_t c = 0; c < nc; ++c)
+      gbias[c] += sum[nk * nc + c];
+}
+
+// ------------------------------------------------------------ selective scan
+//   s_t = exp(Δ_t A) ⊙ s_{t−1} + Δ_t B_t x_t,   y_t = C_t · s_t + D ⊙ x_t
+// x, Δ [B,T,D]; A [D,N]; B, C [B,T,N]; D [D]. The state is held as [N][D]
+// so the inner loop runs over channels d, contiguous in x, Δ and y.
+constexpr int64_t kScanChunk = 16;
+inline int64_t scanSaved(int64_t nb, int64_t nt, int64_t nd, int64_t nn) {
+  return nb * ((nt + kScanChunk - 1) / kScanChunk) * nn * nd;
+}
+
+inline void scanStep(const float *xr, const float *dtr, const float *At, const float *Br,
+                     const float *sPrev, float *s, int64_t nd, int64_t nn) {
+  for (int64_t n = 0; n < nn; ++n) {
+    const float *a = At + n * nd, *sp = sPrev + n * nd;
+    float *sn = s + n * nd, bn = Br[n];
+    for (int64_t d = 0; d < nd; ++d)
+      sn[d] = std::exp(dtr[d] * a[d]) * sp[d] + dtr[d] * xr[d] * bn;
+  }
+}
+
+inline void selectiveScanForward(const float *x, const float *dt, const float *A, const float *B,
+                                 const float *C, const float *D, float *y, float *ckpt,
+                                 int64_t nb, int64_t nt, int64_t nd, int64_t nn, int threads) {
+  std::vector<float> At(nn * nd);
+  for (int64_t d = 0; d < nd; ++d)
+    for (int64_t n = 0; n < nn; ++n)
+      At[n * nd + d] = A[d * nn + n];
+  int64_t chunks = (nt + kScanChunk - 1) / kScanChunk;
+#pragma omp parallel for num_threads(threads)
+  for (int64_t b = 0; b < nb; ++b) {
+    std::vector<float> s(nn * nd, 0.f), next(nn * nd);
+    for (int64_t t = 0; t < nt; ++t) {
+      if (t % kScanChunk == 0)
+        std::copy(s.begin(), s.end(), ckpt + ((b * chunks) + t / kScanChunk) * nn * nd);
+      int64_t row = b * nt + t;
+      const float *xr = x + row * nd, *dtr = dt + row * nd, *Cr = C + row * nn;
+      scanStep(xr, dtr, At.data(), B + row * nn, s.data(), next.data(), nd, nn);
+      s.swap(next);
+      float *yr = y + row * nd;
+      for (int64_t d = 0; d < nd; ++d)
+        yr[d] = D[d] * xr[d];
+      for (int64_t n = 0; n < nn; ++n) {
+        const float *sn = s.data() + n * nd;
+        float cn = Cr[n];
+        for (int64_t d = 0; d < nd; ++d)
+          yr[d] += cn * sn[d];
+      }
+    }
+  }
+}
+
+inline void selectiveScanBackward(const float *x, const float *dt, const float *A, const float *B,
+                                  const float *C, const float *D, const float *ckpt,
+                                  const float *gy, float *gx, float *gdt, float *gA, float *gB,
+                                  float *gC, float *gD, int64_t nb, int64_t nt, int64_t nd,
+                                  int64_t nn, int threads) {
+  std::vector<float> At(nn * nd);
+  for (int64_t d = 0; d < nd; ++d)
+    for (int64_t n = 0; n < nn; ++n)
+      At[n * nd + d] = A[d * nn + n];
+  int64_t chunks = (nt + kScanChunk - 1) / kScanChunk, sz = nn * nd;
+  Partials part(threads, sz + nd); // gA as [N][D], then gD
+#pragma omp parallel num_threads(threads)
+  {
+    float *gAt = part.mine(), *gDp = gAt + sz;
+    std::vector<float> states((kScanChunk + 1) * sz), gs(sz);
+#pragma omp for
+    for (int64_t b = 0; b < nb; ++b) {
+      std::fill(gs.begin(), gs.end(), 0.f);
+      for (int64_t c = chunks - 1; c >= 0; --c) {
+        int64_t t0 = c * kScanChunk, t1 = std::min(nt, t0 + kScanChunk);
+        std::copy(ckpt + (b * chunks + c) * sz, ckpt + (b * chunks + c + 1) * sz, states.begin());
+        for (int64_t t = t0; t < t1; ++t) { // states[i] = s_{t0+i−1}
+          int64_t row = b * nt + t;
+          scanStep(x + row * nd, dt + row * nd, At.data(), B + row * nn,
+                   states.data() + (t - t0) * sz, states.data() + (t - t0 + 1) * sz, nd, nn);
+        }
+        for (int64_t t = t1 - 1; t >= t0; --t) {
+          int64_t row = b * nt + t;
+          const float *xr = x + row * nd, *dtr = dt + row * nd, *g = gy + row * nd;
+          const float *Br = B + row * nn, *Cr = C + row * nn;
+          const float *st = states.data() + (t - t0 + 1) * sz, *sp = states.data() + (t - t0) * sz;
+          float *gxr = gx + row * nd, *gdtr = gdt + row * nd;
+          for (int64_t d = 0; d < nd; ++d) { // y += D ⊙ x
+            gDp[d] += g[d] * xr[d];
+            gxr[d] += g[d] * D[d];
+          }
+          for (int64_t n = 0; n < nn; ++n) {
+            const float *a = At.data() + n * nd, *stn = st + n * nd, *spn = sp + n * nd;
+            float *gsn = gs.data() + n * nd, *gan = gAt + n * nd;
+            float cn = Cr[n], bn = Br[n], gc = 0.f, gb = 0.f;
+            for (int64_t d = 0; d < nd; ++d) {
+              gc += g[d] * stn[d];     // y += C · s
+              float gsd = gsn[d] + g[d] * cn;
+              float dA = std::exp(dtr[d] * a[d]);
+              float gdA = gsd * spn[d]; // s = dA ⊙ s_prev + Δ B x
+              gdtr[d] += gdA * dA * a[d] + gsd * bn * xr[d];
+              gan[d] += gdA * dA * dtr[d];
+              gb += gsd * dtr[d] * xr[d];
+              gxr[d] += gsd * dtr[d] * bn;
+              gsn[d] = gsd * dA;        // on to s_prev
+            }
+            gC[row * nn + n] += gc;
+            gB[row * nn + n] += gb;
+          }
+        }
+      }
+    }
+  }
+  std::vector<float> sum(sz + nd, 0.f);
+  part.addTo(sum.data());
+  for (int64_t d = 0; d < nd; ++d) {
+    for (int64_t n = 0; n < nn; ++n)
+      gA[d * nn + n] += sum[n * nd + d];
+    gD[d] += sum[sz + d];
+  }
+}
+
+// ------------------------------------------------------------ delta rule
+//   u_t = v_t − S_{t−1} k_t,  S_t = S_{t−1} + β_t u_t k_tᵀ,  o_t = S_t q_t
+// q, k [B,T,K]; v [B,T,V]; β [B,T,1]; S [V][K].
+constexpr int64_t kDeltaChunk = 8;
+inline int64_t deltaSaved(int64_t nb, int64_t nt, int64_t nk, int64_t nv) {
+  return nb * ((nt + kDeltaChunk - 1) / kDeltaChunk) * nv * nk;
+}
+
+inline void deltaStep(const float *qt, const float *kt, const float *vt, float bt, float *S,
+                      float *ot, int64_t nk, int64_t nv) {
+  for (int64_t i = 0; i < nv; ++i) {
+    float *Si = S + i * nk, sk = 0.f;
+    for (int64_t j = 0; j < nk; ++j)
+      sk += Si[j] * kt[j];
+    float bu = bt * (vt[i] - sk), acc = 0.f;
+    for (int64_t j = 0; j < nk; ++j) {
+      Si[j] += bu * kt[j];
+      acc += Si[j] * qt[j];
+    }
+    if (ot)
+      ot[i] = acc;
+  }
+}
+
+inline void deltaRuleForward(const float *q, const float *k, const float *v, const float *beta,
+                             float *o, float *ckpt, int64_t nb, int64_t nt, int64_t nk,
+                             int64_t nv, int threads) {
+  int64_t chunks = (nt + kDeltaChunk - 1) / kDeltaChunk, sz = nv * nk;
+#pragma omp parallel for num_threads(threads)
+  for (int64_t b = 0; b < nb; ++b) {
+    std::vector<float> S(sz, 0.f);
+    for (int64_t t = 0; t < nt; ++t) {
+      if (t % kDeltaChunk == 0)
+        std::copy(S.begin(), S.end(), ckpt + (b * chunks + t / kDeltaChunk) * sz);
+      int64_t row = b * nt + t;
+      deltaStep(q + row * nk, k + row * nk, v + row * nv, beta[row], S.data(), o + row * nv, nk, nv);
+    }
+  }
+}
+
+inline void deltaRuleBackward(const float *q, const float *k, const float *v, const float *beta,
+                              const float *ckpt, const float *go, float *gq, float *gk, float *gv,
+                              float *gbeta, int64_t nb, int64_t nt, int64_t nk, int64_t nv,
+                              int threads) {
+  int64_t chunks = (nt + kDeltaChunk - 1) / kDeltaChunk, sz = nv * nk;
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<float> states((kDeltaChunk + 1) * sz), G(sz), u(nv), gu(nv);
+#pragma omp for
+    for (int64_t b = 0; b < nb; ++b) {
+      std::fill(G.begin(), G.end(), 0.f); // dL/dS_t, accumulated backwards
+      for (int64_t c = chunks - 1; c >= 0; --c) {
+        int64_t t0 = c * kDeltaChunk, t1 = std::min(nt, t0 + kDeltaChunk);
+        std::copy(ckpt + (b * chunks + c) * sz, ckpt + (b * chunks + c + 1) * sz, states.begin());
+        for (int64_t t = t0; t < t1; ++t) { // states[i] = S_{t0+i−1}
+          int64_t row = b * nt + t;
+          float *next = states.data() + (t - t0 + 1) * sz;
+          std::copy(states.data() + (t - t0) * sz, states.data() + (t - t0) * sz + sz, next);
+          deltaStep(q + row * nk, k + row * nk, v + row * nv, beta[row], next, nullptr, nk, nv);
+        }
+        for (int64_t t = t1 - 1; t >= t0; --t) {
+          int64_t row = b * nt + t;
+          const float *kt = k + row * nk, *qt = q + row * nk, *vt = v + row * nv, *got = go + row * nv;
+          const float *St = states.data() + (t - t0 + 1) * sz, *Sp = states.data() + (t - t0) * sz;
+          float bt = beta[row];
+          float *gqt = gq + row * nk, *gkt = gk + row * nk, *gvt = gv + row * nv;
+          for (int64_t i = 0; i < nv; ++i) { // o = S_t q
+            const float *Si = St + i * nk;
+            float *Gi = G.data() + i * nk, goi = got[i];
+            for (int64_t j = 0; j < nk; ++j) {
+              Gi[j] += goi * qt[j];
+              gqt[j] += Si[j] * goi;
+            }
+          }
+          float gb = 0.f;
+          for (int64_t i = 0; i < nv; ++i) { // u = v − S_prev k;  S_t = S_prev + β u kᵀ
+            const float *Spi = Sp + i * nk, *Gi = G.data() + i * nk;
+            float sk = 0.f, Gk = 0.f;
+            for (int64_t j = 0; j < nk; ++j) {
+              sk += Spi[j] * kt[j];
+              Gk += Gi[j] * kt[j];
+            }
+            u[i] = vt[i] - sk;
+            gb += u[i] * Gk;
+            gu[i] = bt * Gk;
+            gvt[i] += gu[i];
+          }
+          gbeta[row] += gb;
+          for (int64_t i = 0; i < nv; ++i) { // gk = β Gᵀ u − S_prevᵀ gu;  G_prev = G − gu kᵀ
+            const float *Spi = Sp + i * nk;
+            float *Gi = G.data() + i * nk, bui = bt * u[i], gui = gu[i];
+            for (int64_t j = 0; j < nk; ++j) {
+              gkt[j] += bui * Gi[j] - Spi[j] * gui;
+              Gi[j] -= gui * kt[j];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+} // namespace mixk

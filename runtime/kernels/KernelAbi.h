@@ -1,0 +1,36 @@
+/*===- KernelAbi.h - the calling convention of generated kernels -*- C -*-===//
+ *
+ * One fused region of a compiled model becomes three C functions in a
+ * generated shared library (compiler/lib/CodeGen, compiled by
+ * runtime/kernels/KernelBuild):
+ *
+ *   int64_t <sym>_saved(const int64_t *dims);  floats kept from forward to backward
+ *   void    <sym>_forward(const mixk_args *);
+ *   void    <sym>_backward(const mixk_args *);
+ *
+ * `dims` are the sizes of the region's leading dynamic dimensions ([B, T]
+ * for most regions, [T] for filters). Every tensor is contiguous f32. The
+ * backward *adds* into `gin` (the caller zeroes it); a missing output
+ * gradient is passed as zeros. Plain C: this header is included by the
+ * runtime and pasted into every generated source, so it is all they share.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef MIXC_RUNTIME_KERNELS_KERNELABI_H
+#define MIXC_RUNTIME_KERNELS_KERNELABI_H
+
+#include <stdint.h>
+
+#define MIXK_ABI_VERSION 1
+
+typedef struct mixk_args {
+  int64_t dims[4];          /* the leading dynamic sizes, e.g. B, T */
+  int32_t ndims;
+  int32_t threads;          /* OpenMP threads to use */
+  const float *const *in;   /* region inputs, in region order */
+  float *const *out;        /* forward: region outputs */
+  float *saved;             /* <sym>_saved(dims) floats, written by forward */
+  const float *const *gout; /* backward: one gradient per output */
+  float *const *gin;        /* backward: one gradient per input, accumulated */
+} mixk_args;
+
+#endif
