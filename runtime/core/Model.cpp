@@ -6,6 +6,7 @@
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace mixc::rt {
@@ -169,7 +170,8 @@ std::vector<at::Tensor> runPrimitive(const graph::Node &node, const std::vector<
   return it->second.fn(inputs, node);
 }
 
-std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error) {
+std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
+                                     std::shared_ptr<const kernels::Library> kernels) {
   error = graph::validate(g);
   if (!error.empty())
     return nullptr;
@@ -218,7 +220,65 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error) {
     m->steps_.push_back(std::move(s));
   }
   m->outputValue_ = ids.at(m->graph_.outputs[0]);
+  m->kernels_ = std::move(kernels);
+  m->bindRegions(ids);
   return m;
+}
+
+void Model::bindRegions(const std::unordered_map<std::string, int> &ids) {
+  std::unordered_map<std::string, int> stepOf; // region -> index of its last node's step
+  std::map<std::string, std::vector<size_t>> members;
+  for (size_t i = 0; i < steps_.size(); ++i)
+    if (auto it = steps_[i].node->attrs.find("fused"); it != steps_[i].node->attrs.end())
+      members[it->second.s].push_back(i);
+  std::vector<int> replacedBy(steps_.size(), -1); // step -> index into bound_
+  for (const graph::Region &r : graph_.regions) {
+    std::string why = kernels_ ? "" : "the libtorch back end";
+    BoundRegion b;
+    if (why.empty())
+      why = bindRegion(graph_, r, *kernels_, b);
+    const std::vector<size_t> &idx = members[r.name];
+    if (why.empty() && idx.empty())
+      why = "no node is tagged with it";
+    if (why.empty()) {
+      // The call goes where the last node was; a node outside the region
+      // placed before that must not read one of its results.
+      std::set<int> produced;
+      for (size_t i : idx)
+        for (size_t k = 0; k < steps_[i].node->shapes.size(); ++k)
+          produced.insert(steps_[i].firstResult + static_cast<int>(k));
+      std::set<size_t> inside(idx.begin(), idx.end());
+      for (size_t i = idx.front(); i < idx.back() && why.empty(); ++i)
+        if (!inside.count(i))
+          for (int v : steps_[i].inputs)
+            if (produced.count(v))
+              why = "node '" + steps_[i].node->name + "' between its nodes reads its results";
+    }
+    regionStatus_.push_back({r.name, why});
+    if (!why.empty())
+      continue;
+    bound_.push_back(std::move(b));
+    for (size_t i : idx)
+      replacedBy[i] = static_cast<int>(bound_.size()) - 1;
+    stepOf[r.name] = static_cast<int>(idx.back());
+  }
+  std::vector<Step> steps;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (replacedBy[i] < 0) {
+      steps.push_back(std::move(steps_[i]));
+      continue;
+    }
+    const BoundRegion &b = bound_[replacedBy[i]];
+    if (stepOf[b.region->name] != static_cast<int>(i))
+      continue;
+    Step s{steps_[i].node, {}, -1, nullptr, &b, {}};
+    for (const std::string &v : b.region->inputs)
+      s.inputs.push_back(ids.at(v));
+    for (const std::string &v : b.region->outputs)
+      s.regionResults.push_back(ids.at(v));
+    steps.push_back(std::move(s));
+  }
+  steps_ = std::move(steps);
 }
 
 void Model::initParameters(uint64_t seed) {
@@ -257,6 +317,16 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       // LM head is the expensive one ([B, T, V]), so it sees one step per row.
       at::Tensor idx = options.readout->view({-1, 1, 1}).expand({-1, 1, args[0].size(-1)});
       args[0] = args[0].gather(1, idx);
+    }
+    if (s.region) {
+      Outputs out = runRegion(*s.region, args);
+      for (size_t r = 0; r < out.size(); ++r) {
+        values[s.regionResults[r]] = std::move(out[r]);
+        const std::string &name = s.region->region->outputs[r];
+        if (options.observe && name.find('#') == std::string::npos)
+          options.observe(name, values[s.regionResults[r]]);
+      }
+      continue;
     }
     Outputs out;
     if (!s.fn) {

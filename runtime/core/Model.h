@@ -2,7 +2,11 @@
 #ifndef MIXC_RUNTIME_CORE_MODEL_H
 #define MIXC_RUNTIME_CORE_MODEL_H
 
+#include "runtime/core/Generated.h"
 #include "runtime/graph/Graph.h"
+#include "runtime/kernels/KernelBuild.h"
+
+#include <deque>
 
 #include <ATen/ATen.h>
 
@@ -11,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace mixc::rt {
@@ -30,7 +35,14 @@ class Model {
 public:
   /// Validates the graph against this runtime (every op implemented, arity,
   /// attributes, init rules); returns nullptr and sets `error` otherwise.
-  static std::unique_ptr<Model> create(graph::Graph graph, std::string &error);
+  /// With `kernels` (--backend=generated), every region of the graph whose
+  /// kernel the library holds runs as one generated call.
+  static std::unique_ptr<Model> create(graph::Graph graph, std::string &error,
+                                       std::shared_ptr<const kernels::Library> kernels = nullptr);
+
+  /// Per region of the graph: "" when it runs generated, else why it runs
+  /// node by node on LibTorch (always the latter without a kernel library).
+  const std::vector<std::pair<std::string, std::string>> &regionStatus() const { return regionStatus_; }
 
   /// Draws every parameter from its init rule, in graph order, after
   /// at::manual_seed(seed): same seed, same weights.
@@ -67,17 +79,24 @@ public:
 
 private:
   struct Step {
-    const graph::Node *node;
+    const graph::Node *node; // a region step: its last node
     std::vector<int> inputs; // value ids
     int firstResult;         // value id of result 0
     using Fn = std::vector<at::Tensor> (*)(const std::vector<at::Tensor> &, const graph::Node &);
     Fn fn;
+    const BoundRegion *region = nullptr; // runs the generated kernel instead
+    std::vector<int> regionResults;      // value ids of the region's outputs
   };
+  /// Replaces the node steps of each region `kernels_` can run by one call.
+  void bindRegions(const std::unordered_map<std::string, int> &ids);
   explicit Model(graph::Graph g) : graph_(std::move(g)) {}
 
   graph::Graph graph_;
   std::vector<std::pair<std::string, at::Tensor>> tensors_;
   std::vector<Step> steps_;
+  std::shared_ptr<const kernels::Library> kernels_;
+  std::deque<BoundRegion> bound_; // steps point into it: a deque keeps addresses
+  std::vector<std::pair<std::string, std::string>> regionStatus_;
   int numValues_ = 0;
   int inputValue_ = 0;
   std::vector<int> paramValues_;

@@ -1,7 +1,6 @@
 // The stdlib architectures, compiled and run: shapes, gradients reaching
 // every parameter, causality, determinism, and a tiny instance learning.
-#include "dsl/Frontend.h"
-#include "mix/Compiler.h"
+#include "CompileStdlib.h"
 #include "runtime/core/Model.h"
 
 #include <gtest/gtest.h>
@@ -16,13 +15,7 @@ const char *kArchitectures[] = {"attention", "baseconv", "based", "mamba", "delt
 
 std::unique_ptr<Model> compile(const std::string &arch,
                                std::vector<mixc::dsl::ConfigEntry> config) {
-  mixc::dsl::Frontend fe({MIXC_SOURCE_ROOT});
-  std::ostringstream err;
-  EXPECT_TRUE(fe.load(std::string(MIXC_SOURCE_ROOT) + "/stdlib/" + arch + ".mix", err)) << err.str();
-  auto program = fe.elaborate("", config, err);
-  EXPECT_TRUE(program) << err.str();
-  mix::CompileResult result;
-  EXPECT_TRUE(mix::compileProgram(*program, fe.sources(), mix::Stage::Lowered, result, err)) << err.str();
+  mix::CompileResult result = compileStdlib(arch, config);
   std::string error;
   auto model = Model::create(result.graph, error);
   EXPECT_TRUE(model) << error;

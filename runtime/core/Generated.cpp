@@ -1,0 +1,195 @@
+//===- Generated.cpp - fused regions as autograd functions ------------------===//
+#include "runtime/core/Generated.h"
+
+#include <ATen/Parallel.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <map>
+
+namespace mixc::rt {
+namespace {
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+/// The run-time sizes shared by the region's row values ([B, T] mostly).
+std::vector<int64_t> rowDims(const BoundRegion &k, const std::vector<at::Tensor> &in) {
+  const int rank = k.region->rowRank;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (k.inputIsRow[i]) {
+      TORCH_CHECK(in[i].dim() >= rank, "region ", k.region->name, ": input ", k.region->inputs[i],
+                  " has rank ", in[i].dim());
+      return std::vector<int64_t>(in[i].sizes().begin(), in[i].sizes().begin() + rank);
+    }
+  TORCH_CHECK(false, "region ", k.region->name, " has no per-row input");
+}
+
+std::vector<int64_t> concreteShape(const std::vector<int64_t> &shape, const std::vector<int64_t> &dims) {
+  std::vector<int64_t> s = shape;
+  for (size_t i = 0, d = 0; i < s.size(); ++i)
+    if (s[i] == graph::kDynamic)
+      s[i] = dims.at(d++);
+  return s;
+}
+
+mixk_args argsFor(const std::vector<int64_t> &dims) {
+  mixk_args a{};
+  for (size_t i = 0; i < dims.size(); ++i)
+    a.dims[i] = dims[i];
+  a.ndims = static_cast<int32_t>(dims.size());
+  a.threads = at::get_num_threads();
+  return a;
+}
+
+std::vector<const float *> pointers(const std::vector<at::Tensor> &ts) {
+  std::vector<const float *> p;
+  for (const at::Tensor &t : ts)
+    p.push_back(t.data_ptr<float>());
+  return p;
+}
+std::vector<float *> mutablePointers(std::vector<at::Tensor> &ts) {
+  std::vector<float *> p;
+  for (at::Tensor &t : ts)
+    p.push_back(t.data_ptr<float>());
+  return p;
+}
+
+std::vector<at::Tensor> contiguousF32(const BoundRegion &k, const std::vector<at::Tensor> &in,
+                                      const std::vector<int64_t> &dims) {
+  std::vector<at::Tensor> out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    TORCH_CHECK(in[i].scalar_type() == at::kFloat, "region ", k.region->name, ": input ",
+                k.region->inputs[i], " is not f32");
+    if (k.inputIsRow[i])
+      TORCH_CHECK(in[i].sizes().slice(0, dims.size()).vec() == dims, "region ", k.region->name,
+                  ": input ", k.region->inputs[i], " has sizes ", in[i].sizes(),
+                  ", not leading with ", at::IntArrayRef(dims));
+    out.push_back(in[i].contiguous());
+  }
+  return out;
+}
+
+struct RegionFunction : public torch::autograd::Function<RegionFunction> {
+  static variable_list forward(AutogradContext *ctx, const BoundRegion *k, at::TensorList list) {
+    std::vector<at::Tensor> inputs = list.vec();
+    std::vector<int64_t> dims = rowDims(*k, inputs);
+    std::vector<at::Tensor> in = contiguousF32(*k, inputs, dims);
+    std::vector<at::Tensor> out;
+    for (const auto &shape : k->outputShapes)
+      out.push_back(at::empty(concreteShape(shape, dims), at::kFloat));
+    at::Tensor saved = at::empty({k->fns.saved(dims.data())}, at::kFloat);
+    std::vector<const float *> inP = pointers(in);
+    std::vector<float *> outP = mutablePointers(out);
+    mixk_args a = argsFor(dims);
+    a.in = inP.data();
+    a.out = outP.data();
+    a.saved = saved.data_ptr<float>();
+    k->fns.forward(&a);
+    ctx->save_for_backward(in);
+    ctx->saved_data["kernel"] = reinterpret_cast<int64_t>(k);
+    ctx->saved_data["saved"] = saved;
+    ctx->saved_data["dims"] = dims;
+    return out;
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list gouts) {
+    const auto *k = reinterpret_cast<const BoundRegion *>(ctx->saved_data["kernel"].toInt());
+    std::vector<at::Tensor> in = ctx->get_saved_variables();
+    at::Tensor saved = ctx->saved_data["saved"].toTensor();
+    std::vector<int64_t> dims = ctx->saved_data["dims"].toIntVector();
+    std::vector<at::Tensor> gout;
+    for (size_t i = 0; i < gouts.size(); ++i)
+      gout.push_back(gouts[i].defined() ? gouts[i].to(at::kFloat).contiguous()
+                                        : at::zeros(concreteShape(k->outputShapes[i], dims), at::kFloat));
+    std::vector<at::Tensor> gin;
+    for (const at::Tensor &t : in)
+      gin.push_back(at::zeros_like(t));
+    std::vector<const float *> inP = pointers(in), goutP = pointers(gout);
+    std::vector<float *> ginP = mutablePointers(gin);
+    mixk_args a = argsFor(dims);
+    a.in = inP.data();
+    a.saved = saved.data_ptr<float>();
+    a.gout = goutP.data();
+    a.gin = ginP.data();
+    k->fns.backward(&a);
+    variable_list grads{at::Tensor()}; // the BoundRegion pointer
+    grads.insert(grads.end(), gin.begin(), gin.end());
+    return grads;
+  }
+};
+
+/// Every value's shape by name: parameters, node results ("name#i").
+std::map<std::string, std::vector<int64_t>> valueShapes(const graph::Graph &g) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const graph::Input &in : g.inputs)
+    shapes[in.name] = in.shape;
+  for (const graph::Param &p : g.params)
+    shapes[p.name] = p.shape;
+  for (const graph::Node &n : g.nodes)
+    for (size_t r = 0; r < n.shapes.size(); ++r)
+      shapes[r == 0 ? n.name : n.name + "#" + std::to_string(r)] = n.shapes[r];
+  return shapes;
+}
+
+/// Row values lead with exactly `rank` run-time dims; invariants have none.
+std::string rowKind(const std::vector<int64_t> &shape, int rank, bool &row) {
+  int dynamic = 0;
+  for (int64_t d : shape)
+    dynamic += d == graph::kDynamic;
+  row = dynamic > 0;
+  if (dynamic == 0)
+    return "";
+  if (dynamic != rank || static_cast<int>(shape.size()) < rank)
+    return "has " + std::to_string(dynamic) + " run-time dims, not " + std::to_string(rank);
+  for (int i = 0; i < rank; ++i)
+    if (shape[i] != graph::kDynamic)
+      return "does not lead with its run-time dims";
+  return "";
+}
+} // namespace
+
+std::string bindRegion(const graph::Graph &g, const graph::Region &region,
+                       const kernels::Library &library, BoundRegion &bound) {
+  if (region.kernel.empty())
+    return region.skipped.empty() ? "no kernel" : region.skipped;
+  if (region.rowRank < 1 || region.rowRank > 4)
+    return "row rank " + std::to_string(region.rowRank) + " is outside 1..4";
+  bound = BoundRegion{};
+  bound.region = &region;
+  if (!library.lookup(region.kernel, bound.fns))
+    return "the kernel library lacks " + region.kernel + "_forward/_backward/_saved";
+  auto shapes = valueShapes(g);
+  bool anyRow = false;
+  for (const std::string &v : region.inputs) {
+    auto it = shapes.find(v);
+    if (it == shapes.end())
+      return "input '" + v + "' is not a value of the graph";
+    bool row = false;
+    if (std::string e = rowKind(it->second, region.rowRank, row); !e.empty())
+      return "input '" + v + "' " + e;
+    if (g.inputs.size() && v == g.inputs[0].name)
+      return "input '" + v + "' is the token ids";
+    bound.inputIsRow.push_back(row);
+    anyRow |= row;
+  }
+  if (!anyRow)
+    return "no input has run-time dims";
+  for (const std::string &v : region.outputs) {
+    auto it = shapes.find(v);
+    if (it == shapes.end())
+      return "output '" + v + "' is not a value of the graph";
+    bool row = false;
+    if (std::string e = rowKind(it->second, region.rowRank, row); !e.empty())
+      return "output '" + v + "' " + e;
+    bound.outputIsRow.push_back(row);
+    bound.outputShapes.push_back(it->second);
+  }
+  return "";
+}
+
+std::vector<at::Tensor> runRegion(const BoundRegion &region, const std::vector<at::Tensor> &inputs) {
+  // As a TensorList, so autograd sees each tensor as an input (a vector
+  // would be taken for one opaque argument).
+  return RegionFunction::apply(&region, at::TensorList(inputs));
+}
+
+} // namespace mixc::rt

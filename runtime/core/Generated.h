@@ -1,0 +1,42 @@
+//===- Generated.h - run a fused region through its generated kernel -*- C++ -*-===//
+//
+// `--backend=generated`: a region of the graph (graph::Region) whose CPU
+// kernel was generated runs as one autograd function calling the kernel's
+// forward and backward (runtime/kernels/KernelAbi.h) instead of one LibTorch
+// op per node.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MIXC_RUNTIME_CORE_GENERATED_H
+#define MIXC_RUNTIME_CORE_GENERATED_H
+
+#include "runtime/graph/Graph.h"
+#include "runtime/kernels/KernelBuild.h"
+
+#include <ATen/ATen.h>
+
+#include <string>
+#include <vector>
+
+namespace mixc::rt {
+
+/// A region bound to its kernel: what the call needs to size its tensors.
+struct BoundRegion {
+  const graph::Region *region = nullptr;
+  kernels::RegionFns fns;
+  std::vector<bool> inputIsRow; // leads with the rowRank run-time dims
+  std::vector<bool> outputIsRow;
+  std::vector<std::vector<int64_t>> outputShapes; // run-time dims as graph::kDynamic
+};
+
+/// Binds `region` to `library`'s symbols, reading value shapes from the
+/// graph; "" on success, else why the region cannot run generated.
+std::string bindRegion(const graph::Graph &g, const graph::Region &region,
+                       const kernels::Library &library, BoundRegion &bound);
+
+/// Runs the region: inputs in region order, outputs in region order.
+/// Differentiable (the kernel's backward) when grad mode is on.
+std::vector<at::Tensor> runRegion(const BoundRegion &region, const std::vector<at::Tensor> &inputs);
+
+} // namespace mixc::rt
+
+#endif

@@ -1,0 +1,153 @@
+//===- KernelBuild.cpp - compile, cache and dlopen generated kernels --------===//
+#include "runtime/kernels/KernelBuild.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace mixc::kernels {
+namespace fs = std::filesystem;
+
+namespace {
+// -ffast-math is left out on purpose: linked into a shared library it pulls
+// in crtfastmath.o, which turns on flush-to-zero for the whole process (and
+// so changes LibTorch's results too). These flags give the vectoriser what
+// it needs for reductions without that.
+const char *kFlags = "-std=c++17 -O3 -march=native -fno-math-errno -fno-trapping-math "
+                     "-fassociative-math -fno-signed-zeros -freciprocal-math -fopenmp -fPIC "
+                     "-shared -w";
+
+std::string env(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v ? v : "";
+}
+
+uint64_t fnv1a(const std::string &text, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : text)
+    h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+/// -march=native code must not be loaded on another CPU from a shared cache.
+std::string cpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0 || line.rfind("flags", 0) == 0)
+      return line;
+  return "";
+}
+
+std::string tail(const std::string &text, size_t lines) {
+  size_t pos = text.size();
+  for (size_t n = 0; pos > 0 && n <= lines; ++n)
+    pos = text.rfind('\n', pos - 1);
+  return pos == std::string::npos || pos == 0 ? text : text.substr(pos + 1);
+}
+
+std::string readFile(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+} // namespace
+
+std::string cacheDir() {
+  if (std::string d = env("MIXC_KERNEL_CACHE"); !d.empty())
+    return d;
+  if (std::string d = env("XDG_CACHE_HOME"); !d.empty())
+    return (fs::path(d) / "mixc" / "kernels").string();
+  std::string home = env("HOME");
+  return (fs::path(home.empty() ? "/tmp" : home) / ".cache" / "mixc" / "kernels").string();
+}
+
+std::string compilerCommand() {
+  std::string cxx = env("MIXC_CXX");
+  return (cxx.empty() ? std::string("c++") : cxx) + " " + kFlags;
+}
+
+std::string buildLibrary(const std::string &source, std::string &error) {
+  const std::string command = compilerCommand();
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "%016llx",
+                static_cast<unsigned long long>(fnv1a(cpuModel(), fnv1a(command, fnv1a(source)))));
+  fs::path dir = cacheDir();
+  fs::path lib = dir / (std::string(hash) + ".so");
+  std::error_code ec;
+  if (fs::exists(lib, ec))
+    return lib.string();
+  fs::create_directories(dir, ec);
+  if (ec) {
+    error = "cannot create the kernel cache " + dir.string() + ": " + ec.message();
+    return "";
+  }
+  // Unique temporaries per process: sweeps build the same library at once.
+  std::string stem = std::string(hash) + ".tmp" + std::to_string(::getpid());
+  fs::path src = dir / (stem + ".cpp"), tmp = dir / (stem + ".so"), log = dir / (stem + ".log");
+  {
+    std::ofstream out(src, std::ios::binary);
+    out << source;
+    if (!out.flush()) {
+      error = "cannot write " + src.string();
+      return "";
+    }
+  }
+  std::string cmd = command + " '" + src.string() + "' -o '" + tmp.string() + "' > '" +
+                    log.string() + "' 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::string output = readFile(log);
+  fs::remove(log, ec);
+  if (rc != 0) {
+    error = "compiling the generated kernels failed (" + command + "); the source is kept at " +
+            src.string() + "\n" + tail(output, 20);
+    fs::remove(tmp, ec);
+    return "";
+  }
+  fs::remove(src, ec);
+  fs::rename(tmp, lib, ec);
+  if (ec) {
+    error = "cannot move the kernel library into " + lib.string() + ": " + ec.message();
+    return "";
+  }
+  return lib.string();
+}
+
+std::shared_ptr<Library> Library::open(const std::string &path, std::string &error) {
+  void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    error = std::string("cannot load the kernel library: ") + ::dlerror();
+    return nullptr;
+  }
+  using Version = int (*)();
+  auto version = reinterpret_cast<Version>(::dlsym(handle, "mixk_abi_version"));
+  if (!version || version() != MIXK_ABI_VERSION) {
+    error = path + " was built for another kernel ABI (want version " +
+            std::to_string(MIXK_ABI_VERSION) + "); delete it from the cache";
+    ::dlclose(handle);
+    return nullptr;
+  }
+  return std::shared_ptr<Library>(new Library(handle, path));
+}
+
+Library::~Library() { ::dlclose(handle_); }
+
+bool Library::lookup(const std::string &symbol, RegionFns &fns) const {
+  auto get = [&](const char *suffix) { return ::dlsym(handle_, (symbol + suffix).c_str()); };
+  fns.saved = reinterpret_cast<int64_t (*)(const int64_t *)>(get("_saved"));
+  fns.forward = reinterpret_cast<void (*)(const mixk_args *)>(get("_forward"));
+  fns.backward = reinterpret_cast<void (*)(const mixk_args *)>(get("_backward"));
+  return fns.saved && fns.forward && fns.backward;
+}
+
+std::shared_ptr<Library> buildAndOpen(const std::string &source, std::string &error) {
+  std::string path = buildLibrary(source, error);
+  return path.empty() ? nullptr : Library::open(path, error);
+}
+
+} // namespace mixc::kernels

@@ -1,0 +1,63 @@
+//===- KernelBuild.h - compile and load generated kernels -------*- C++ -*-===//
+//
+// The generated CPU source (compiler/lib/CodeGen) is compiled once into a
+// shared library kept in a cache named by the content hash of the source,
+// the flags and the host CPU, then dlopen'ed. Plain C++: no torch, no MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MIXC_RUNTIME_KERNELS_KERNELBUILD_H
+#define MIXC_RUNTIME_KERNELS_KERNELBUILD_H
+
+#include "runtime/kernels/KernelAbi.h"
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace mixc::kernels {
+
+/// $MIXC_KERNEL_CACHE, else $XDG_CACHE_HOME/mixc/kernels, else
+/// ~/.cache/mixc/kernels.
+std::string cacheDir();
+
+/// The host compiler command ($MIXC_CXX, else c++) and its flags.
+std::string compilerCommand();
+
+/// Compiles `source` into <cacheDir>/<hash>.so unless that file exists;
+/// returns its path, or "" with `error` holding the compiler's output tail.
+/// The library is written under a temporary name and renamed into place, so
+/// concurrent runs (sweeps) never load a half-written file.
+std::string buildLibrary(const std::string &source, std::string &error);
+
+/// One region's entry points (KernelAbi.h).
+struct RegionFns {
+  int64_t (*saved)(const int64_t *dims) = nullptr;
+  void (*forward)(const mixk_args *) = nullptr;
+  void (*backward)(const mixk_args *) = nullptr;
+};
+
+/// A loaded kernel library; closed when the last owner lets go.
+class Library {
+public:
+  /// dlopens `path` and checks its ABI version; nullptr and `error` otherwise.
+  static std::shared_ptr<Library> open(const std::string &path, std::string &error);
+  ~Library();
+  Library(const Library &) = delete;
+  Library &operator=(const Library &) = delete;
+
+  /// The three functions of `symbol`; false when any is missing.
+  bool lookup(const std::string &symbol, RegionFns &fns) const;
+  const std::string &path() const { return path_; }
+
+private:
+  Library(void *handle, std::string path) : handle_(handle), path_(std::move(path)) {}
+  void *handle_;
+  std::string path_;
+};
+
+/// buildLibrary + Library::open.
+std::shared_ptr<Library> buildAndOpen(const std::string &source, std::string &error);
+
+} // namespace mixc::kernels
+
+#endif

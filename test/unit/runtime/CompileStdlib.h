@@ -1,0 +1,28 @@
+// Compiles a stdlib architecture for the runtime tests (lowered: fused
+// regions and their generated CPU source included).
+#ifndef MIXC_TEST_UNIT_RUNTIME_COMPILESTDLIB_H
+#define MIXC_TEST_UNIT_RUNTIME_COMPILESTDLIB_H
+
+#include "dsl/Frontend.h"
+#include "mix/Compiler.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+inline mix::CompileResult compileStdlib(const std::string &arch,
+                                        const std::vector<mixc::dsl::ConfigEntry> &config) {
+  mixc::dsl::Frontend fe({MIXC_SOURCE_ROOT});
+  std::ostringstream err;
+  EXPECT_TRUE(fe.load(std::string(MIXC_SOURCE_ROOT) + "/stdlib/" + arch + ".mix", err)) << err.str();
+  auto program = fe.elaborate("", config, err);
+  EXPECT_TRUE(program) << err.str();
+  mix::CompileResult result;
+  if (program)
+    EXPECT_TRUE(mix::compileProgram(*program, fe.sources(), mix::Stage::Lowered, result, err)) << err.str();
+  return result;
+}
+
+#endif

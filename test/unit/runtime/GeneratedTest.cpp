@@ -1,0 +1,121 @@
+// --backend=generated: every stdlib architecture, with its fused regions run
+// through the generated CPU kernels (compiled here by the host compiler),
+// against the LibTorch interpreter on the same graph and weights — logits
+// and every parameter's gradient.
+#include "CompileStdlib.h"
+#include "runtime/core/Model.h"
+#include "runtime/kernels/KernelBuild.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstdlib>
+
+using mixc::rt::Model;
+
+namespace {
+const char *kArchitectures[] = {"attention", "baseconv", "based", "mamba", "deltanet", "h3", "hyena"};
+
+/// max |a - b| / (max |b| + tiny): the kernels sum in another order.
+double relErr(const at::Tensor &a, const at::Tensor &b) {
+  return (a - b).abs().max().item<double>() / (b.abs().max().item<double>() + 1e-12);
+}
+
+class Generated : public ::testing::TestWithParam<const char *> {
+protected:
+  void SetUp() override {
+    setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, /*overwrite=*/0);
+    at::set_num_threads(1);
+    result = compileStdlib(GetParam(), {{"d", "16"}, {"vocab", "20"}});
+    std::string error;
+    auto library = mixc::kernels::buildAndOpen(result.cpuKernels, error);
+    ASSERT_TRUE(library) << error;
+    reference = Model::create(result.graph, error);
+    ASSERT_TRUE(reference) << error;
+    generated = Model::create(result.graph, error, library);
+    ASSERT_TRUE(generated) << error;
+    reference->initParameters(5);
+    generated->initParameters(5);
+  }
+  mix::CompileResult result;
+  std::unique_ptr<Model> reference, generated;
+};
+} // namespace
+
+TEST_P(Generated, EveryRegionWithAKernelRunsGenerated) {
+  int kernels = 0;
+  ASSERT_EQ(generated->regionStatus().size(), result.graph.regions.size());
+  for (size_t i = 0; i < result.graph.regions.size(); ++i) {
+    const auto &r = result.graph.regions[i];
+    const auto &[name, why] = generated->regionStatus()[i];
+    EXPECT_EQ(name, r.name);
+    if (!r.kernel.empty()) {
+      ++kernels;
+      EXPECT_EQ(why, "") << r.name;
+    } else {
+      EXPECT_NE(why, "") << r.name;
+    }
+  }
+  EXPECT_GT(kernels, 0) << "no region of " << GetParam() << " has a generated kernel";
+  for (const auto &[name, why] : reference->regionStatus())
+    EXPECT_NE(why, "") << name << " ran generated without a library";
+}
+
+// T = 21 crosses the scan's (16) and the delta rule's (8) checkpoint chunks;
+// 2 threads split the batch and sum parameter gradients over partials.
+TEST_P(Generated, LogitsAndGradientsMatchTheInterpreter) {
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE("threads = " + std::to_string(threads));
+    at::set_num_threads(threads);
+    at::manual_seed(11);
+    at::Tensor tokens = at::randint(3, 20, {3, 21}, at::kLong);
+    at::Tensor weight = at::randn({3, 21, 20});
+    for (auto *m : {reference.get(), generated.get()})
+      for (const auto &[name, w] : m->tensors())
+        if (w.grad().defined())
+          w.mutable_grad().zero_();
+    at::Tensor want = reference->forward(tokens);
+    at::Tensor got = generated->forward(tokens);
+    ASSERT_EQ(got.sizes(), want.sizes());
+    EXPECT_LT(relErr(got, want), 1e-4);
+    (want * weight).sum().backward();
+    (got * weight).sum().backward();
+    for (size_t i = 0; i < reference->tensors().size(); ++i) {
+      const auto &[name, w] = reference->tensors()[i];
+      const at::Tensor &g = generated->tensors()[i].second;
+      if (!w.requires_grad())
+        continue;
+      ASSERT_TRUE(w.grad().defined() && g.grad().defined()) << name;
+      EXPECT_LT(relErr(g.grad(), w.grad()), 1e-3) << name;
+    }
+  }
+  at::set_num_threads(1);
+}
+
+TEST_P(Generated, ReadoutAndNoGradAgree) {
+  torch::NoGradGuard noGrad;
+  at::Tensor tokens = at::randint(3, 20, {2, 9}, at::kLong);
+  Model::Options o;
+  o.readout = at::tensor({8, 3}, at::kLong);
+  EXPECT_LT(relErr(generated->forward(tokens, o), reference->forward(tokens, o)), 1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stdlib, Generated, ::testing::ValuesIn(kArchitectures),
+                         [](const auto &info) { return std::string(info.param); });
+
+TEST(KernelBuild, ACompileErrorIsReportedWithTheCompilersOutput) {
+  setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, 0);
+  std::string error;
+  EXPECT_EQ(mixc::kernels::buildLibrary("int broken( {", error), "");
+  EXPECT_NE(error.find("compiling the generated kernels failed"), std::string::npos) << error;
+  EXPECT_NE(error.find("error"), std::string::npos) << error;
+}
+
+TEST(KernelBuild, ALibraryOfAnotherAbiIsRefused) {
+  setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, 0);
+  std::string error;
+  std::string path = mixc::kernels::buildLibrary("extern \"C\" int mixk_abi_version() { return 999; }", error);
+  ASSERT_NE(path, "") << error;
+  EXPECT_FALSE(mixc::kernels::Library::open(path, error));
+  EXPECT_NE(error.find("another kernel ABI"), std::string::npos) << error;
+}
