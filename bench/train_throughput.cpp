@@ -1,11 +1,16 @@
 // Training throughput (tokens/s) of each stdlib architecture on AR-shaped
-// batches (B = 32, T = 37), split into forward, backward and optimiser time.
-//   build/bench/train_throughput [--d 64,128] [--steps 20] [--vocab 8196] [--models a,b] [--threads 1]
-// Prints, per architecture and width, milliseconds per step and tokens/s, and
-// the implied time for one epoch of the paper's AR (3126 steps).
+// batches (B = 32, T = 37), split into forward, backward and optimiser time,
+// for the LibTorch interpreter and the generated CPU kernels
+// (--backend=generated) in one process, on the same weights and batch.
+//   build/bench/train_throughput [--d 64,128,256] [--steps 20] [--vocab 8196]
+//                                [--models a,b] [--threads 1] [--backend both|libtorch|generated]
+// Prints, per architecture and width, milliseconds per step, tokens/s and
+// the implied time for one epoch of the paper's AR (3126 steps); with both
+// back ends, the ratio generated/libtorch of tokens/s.
 #include "dsl/Frontend.h"
 #include "mix/Compiler.h"
 #include "runtime/core/Model.h"
+#include "runtime/kernels/KernelBuild.h"
 
 #include <torch/torch.h>
 
@@ -27,11 +32,40 @@ std::vector<std::string> splitList(const std::string &s) {
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+struct Timing {
+  double fwd = 0, bwd = 0, upd = 0; // seconds per step
+  double perStep() const { return fwd + bwd + upd; }
+};
+
+/// `steps` AdamW steps (after two warm-up ones) on one fixed batch.
+Timing timeTraining(mixc::rt::Model &model, const at::Tensor &tokens, const at::Tensor &target,
+                    int steps) {
+  torch::optim::AdamW opt(model.trainable(), torch::optim::AdamWOptions(1e-3).weight_decay(0));
+  mixc::rt::Model::Options o;
+  o.readout = at::full({tokens.size(0)}, tokens.size(1) - 3, at::kLong);
+  Timing t;
+  for (int s = -2; s < steps; ++s) {
+    double t0 = now();
+    at::Tensor loss = at::cross_entropy_loss(model.forward(tokens, o).squeeze(1), target);
+    double t1 = now();
+    opt.zero_grad();
+    loss.backward();
+    double t2 = now();
+    opt.step();
+    double t3 = now();
+    if (s >= 0)
+      t.fwd += t1 - t0, t.bwd += t2 - t1, t.upd += t3 - t2;
+  }
+  t.fwd /= steps, t.bwd /= steps, t.upd /= steps;
+  return t;
+}
 } // namespace
 
 int main(int argc, char **argv) {
   std::vector<std::string> models = {"attention", "baseconv", "based", "mamba", "deltanet", "h3", "hyena"};
-  std::vector<std::string> dims = {"64", "128"};
+  std::vector<std::string> dims = {"64", "128", "256"};
+  std::string backend = "both";
   int steps = 20, batch = 32, seq = 37;
   std::string vocab = "8196";
   int threads = 1;
@@ -42,11 +76,21 @@ int main(int argc, char **argv) {
     else if (k == "--vocab") vocab = v;
     else if (k == "--models") models = splitList(v);
     else if (k == "--threads") threads = std::stoi(v);
+    else if (k == "--backend") backend = v;
     else { std::cerr << "unknown option " << k << "\n"; return 2; }
   }
   mixc::rt::setThreads(threads);
-  std::printf("%-10s %5s %10s %9s %9s %9s %12s %10s\n", "model", "d", "params", "fwd ms", "bwd ms",
-              "opt ms", "tokens/s", "AR epoch");
+  if (backend != "both" && backend != "libtorch" && backend != "generated") {
+    std::cerr << "--backend must be both, libtorch or generated\n";
+    return 2;
+  }
+  std::vector<std::string> backends;
+  if (backend != "generated")
+    backends.push_back("libtorch");
+  if (backend != "libtorch")
+    backends.push_back("generated");
+  std::printf("%-10s %5s %10s %-9s %8s %8s %8s %10s %9s %7s %s\n", "model", "d", "params", "backend",
+              "fwd ms", "bwd ms", "opt ms", "tokens/s", "AR epoch", "ratio", "regions");
   for (const std::string &d : dims)
     for (const std::string &m : models) {
       mixc::dsl::Frontend fe({MIXC_SOURCE_ROOT});
@@ -57,37 +101,39 @@ int main(int argc, char **argv) {
       mix::CompileResult result;
       if (!program || !mix::compileProgram(*program, fe.sources(), mix::Stage::Lowered, result, std::cerr))
         return 1;
-      std::string error;
-      auto model = mixc::rt::Model::create(result.graph, error);
-      if (!model) {
-        std::cerr << error << "\n";
-        return 1;
-      }
-      model->initParameters(0);
-      torch::optim::AdamW opt(model->trainable(), torch::optim::AdamWOptions(1e-3).weight_decay(0));
       int64_t V = std::stoll(vocab);
       at::Tensor tokens = at::randint(3, V - 1, {batch, seq}, at::kLong);
       at::Tensor target = at::randint(3, V - 1, {batch}, at::kLong);
-      mixc::rt::Model::Options o;
-      o.readout = at::full({batch}, seq - 3, at::kLong);
-      double fwd = 0, bwd = 0, upd = 0;
-      for (int s = -2; s < steps; ++s) { // two warm-up steps
-        double t0 = now();
-        at::Tensor loss = at::cross_entropy_loss(model->forward(tokens, o).squeeze(1), target);
-        double t1 = now();
-        opt.zero_grad();
-        loss.backward();
-        double t2 = now();
-        opt.step();
-        double t3 = now();
-        if (s >= 0)
-          fwd += t1 - t0, bwd += t2 - t1, upd += t3 - t2;
+      double base = 0;
+      for (const std::string &b : backends) {
+        std::string error;
+        std::shared_ptr<mixc::kernels::Library> library;
+        if (b == "generated" && !(library = mixc::kernels::buildAndOpen(result.cpuKernels, error))) {
+          std::cerr << error << "\n";
+          return 1;
+        }
+        auto model = mixc::rt::Model::create(result.graph, error, library);
+        if (!model) {
+          std::cerr << error << "\n";
+          return 1;
+        }
+        int generated = 0;
+        for (const auto &[region, why] : model->regionStatus())
+          generated += why.empty();
+        model->initParameters(0);
+        Timing t = timeTraining(*model, tokens, target, steps);
+        double tps = batch * seq / t.perStep();
+        if (b == "libtorch")
+          base = tps;
+        char ratio[16] = "";
+        if (b == "generated" && base > 0)
+          std::snprintf(ratio, sizeof ratio, "%.2fx", tps / base);
+        std::printf("%-10s %5s %10lld %-9s %8.2f %8.2f %8.2f %10.0f %8.0fs %7s %d/%zu\n", m.c_str(),
+                    d.c_str(), (long long)mixc::graph::parameterCount(result.graph), b.c_str(),
+                    1e3 * t.fwd, 1e3 * t.bwd, 1e3 * t.upd, tps, 3126 * t.perStep(), ratio, generated,
+                    model->regionStatus().size());
+        std::fflush(stdout);
       }
-      double per = (fwd + bwd + upd) / steps;
-      std::printf("%-10s %5s %10lld %9.2f %9.2f %9.2f %12.0f %9.0fs\n", m.c_str(), d.c_str(),
-                  (long long)mixc::graph::parameterCount(result.graph), 1e3 * fwd / steps,
-                  1e3 * bwd / steps, 1e3 * upd / steps, batch * seq / per, 3126 * per);
-      std::fflush(stdout);
     }
   return 0;
 }

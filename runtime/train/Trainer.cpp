@@ -85,11 +85,24 @@ EvalResult evaluateOn(const rt::Model &m, const tasks::Dataset &d, int64_t n, in
   return {correct / static_cast<double>(n), prob / static_cast<double>(n)};
 }
 
-std::unique_ptr<rt::Model> buildModel(const graph::Graph &g) {
+/// The interpreter, or with a kernel library the generated back end; says
+/// which regions of the latter still run op by op, and why.
+std::unique_ptr<rt::Model> buildModel(const graph::Graph &g, const std::string &kernelLibrary) {
   std::string error;
-  std::unique_ptr<rt::Model> m = rt::Model::create(g, error);
-  if (!m)
+  std::shared_ptr<const kernels::Library> library;
+  if (!kernelLibrary.empty() && !(library = kernels::Library::open(kernelLibrary, error))) {
+    std::cerr << "error: --backend=generated: " << error << "\n";
+    return nullptr;
+  }
+  std::unique_ptr<rt::Model> m = rt::Model::create(g, error, library);
+  if (!m) {
     std::cerr << "error: cannot run the model: " << error << "\n";
+    return nullptr;
+  }
+  if (library)
+    for (const auto &[region, why] : m->regionStatus())
+      if (!why.empty())
+        std::cerr << "note: region " << region << " runs on LibTorch: " << why << "\n";
   return m;
 }
 
@@ -125,7 +138,7 @@ bool bindTaskToModel(TrainConfig &c, std::string &error) {
 int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
   StopOnSignals signals; // from the start: a signal during setup still stops cleanly
   rt::setThreads(static_cast<int>(c.threads));
-  std::unique_ptr<rt::Model> model = buildModel(g);
+  std::unique_ptr<rt::Model> model = buildModel(g, opts.kernelLibrary);
   if (!model)
     return 1;
   std::error_code ec;
@@ -188,7 +201,7 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
             << c.task.title() << ": " << trainSet.size() << " documents of up to "
             << trainSet.seqLen << " tokens, vocabulary " << c.task.vocabSize() << " (data ready in "
             << formatDuration(loadSec) << "); " << total << " steps, " << at::get_num_threads()
-            << " threads\n";
+            << " threads, " << (opts.kernelLibrary.empty() ? "libtorch" : "generated") << " back end\n";
 
   auto record = [&](double loss, double acc, double tps, double elapsed) {
     EvalResult e = evaluateOn(*model, testSet, c.evalSize, c.evalBatch);

@@ -19,6 +19,7 @@ struct RunOptions {
   bool resume = false; // continue from <outDir>/checkpoint.pt
   bool quiet = false;  // no progress bar
   int64_t stopAfter = 0; // act as if interrupted after this many steps (tests)
+  std::string kernelLibrary; // --backend=generated: the built kernels (runtime/kernels)
 };
 
 /// Sets the model's `vocab` parameter to the task's vocabulary size (an

@@ -20,12 +20,14 @@
 #include "runtime/experiments/ExperimentReport.h"
 #include "runtime/experiments/Sweep.h"
 #include "runtime/graph/Graph.h"
+#include "runtime/kernels/KernelBuild.h"
 #include "runtime/train/Config.h"
 #include "runtime/train/Intervene.h"
 #include "runtime/train/Trainer.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -62,6 +64,10 @@ options:
   --max-steps N      train: override [train] max_steps (a quick look at a config)
   --size N           eval/intervene: number of test documents (default: as trained / 320)
   --rewrite FILE     compile: apply an intervention script (see --emit=mlir)
+  --backend B        compile/train: libtorch (default: one LibTorch op per node) or
+                     generated (fused regions as generated C++ kernels, compiled
+                     with $MIXC_CXX or c++ into a cache: $MIXC_KERNEL_CACHE or
+                     ~/.cache/mixc/kernels)
   --stop-after N     train: stop as if interrupted after N steps (tests resuming)
   --scale NAME       sweep: use the file's [scale.NAME] preset (e.g. small)
   --jobs N           sweep: runs at once (default: [sweep] jobs, else the cores)
@@ -83,6 +89,7 @@ struct Options {
   std::string outDir;
   int64_t size = 0;
   std::string rewrite;
+  std::string backend = "libtorch";
   std::string scale, title;
   int64_t jobs = 0;
   bool dryRun = false, retryFailed = false;
@@ -151,6 +158,12 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.outDir = value("--out");
     } else if (is("--rewrite")) {
       o.rewrite = value("--rewrite");
+    } else if (is("--backend")) {
+      o.backend = value("--backend");
+      if (o.backend != "libtorch" && o.backend != "generated") {
+        problem = "--backend must be libtorch or generated, got '" + o.backend + "'";
+        return false;
+      }
     } else if (is("--max-steps")) {
       o.maxSteps = positive("--max-steps");
     } else if (is("--stop-after")) {
@@ -229,6 +242,27 @@ bool compileFile(const Options &o, const std::string &file, mix::CompileResult &
                              o.rewrite.empty() ? nullptr : &script);
 }
 
+/// --backend=generated: the model's generated kernels as a shared library
+/// in the cache (built unless already there); "" after printing the error.
+std::string kernelLibrary(const Options &o, const mix::CompileResult &result) {
+  if (o.backend != "generated")
+    return "";
+  auto start = std::chrono::steady_clock::now();
+  std::string error;
+  std::string path = mixc::kernels::buildLibrary(result.cpuKernels, error);
+  if (path.empty()) {
+    std::cerr << "error: --backend=generated: " << error << "\n";
+    return "";
+  }
+  size_t kernels = 0;
+  for (const auto &r : result.graph.regions)
+    kernels += !r.kernel.empty();
+  double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "kernels: %zu of %zu fused regions generated, %s (%.1f s)\n", kernels,
+               result.graph.regions.size(), path.c_str(), sec);
+  return path;
+}
+
 int cmdCompile(const Options &o) {
   if (o.files.size() != 1)
     return usage("compile takes one .mix file");
@@ -243,6 +277,8 @@ int cmdCompile(const Options &o) {
   mix::CompileResult result;
   mix::Stage stage = o.emit == "mlir-import" ? mix::Stage::Import : mix::Stage::Lowered;
   if (!compileFile(o, o.files[0], result, stage))
+    return 1;
+  if (o.backend == "generated" && kernelLibrary(o, result).empty())
     return 1;
   return emit(o, o.emit == "graph" ? mixc::graph::toJson(result.graph)
                  : o.emit == "cpp" ? result.cpuKernels
@@ -329,7 +365,10 @@ int cmdTrain(const Options &o) {
   mix::CompileResult result;
   if (!compileFile(compile, config.modelFile, result))
     return 1;
-  return mixc::train::train(config, result.graph, {o.resume, o.quiet, o.stopAfter});
+  mixc::train::RunOptions run{o.resume, o.quiet, o.stopAfter, kernelLibrary(o, result)};
+  if (o.backend == "generated" && run.kernelLibrary.empty())
+    return 1;
+  return mixc::train::train(config, result.graph, run);
 }
 
 int cmdIntervene(const Options &o) {
