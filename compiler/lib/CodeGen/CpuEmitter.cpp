@@ -364,7 +364,7 @@ void RegionEmitter::emitForwardOp(Operation &o, llvm::raw_ostream &os, Ctx &c,
   static const std::map<std::string, std::string> binary = {
       {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"}};
   static const std::map<std::string, std::string> unary = {
-      {"neg", "-(%)"}, {"abs", "std::fabs(%)"}, {"exp", "std::exp(%)"}, {"sin", "std::sin(%)"},
+      {"neg", "-(%)"}, {"abs", "std::fabs(%)"}, {"exp", "mixk::fexp(%)"}, {"sin", "std::sin(%)"},
       {"silu", "(%) * mixk::sigmoid(%)"}, {"gelu", "mixk::gelu(%)"}, {"relu", "std::max(%, 0.f)"},
       {"softplus", "mixk::softplus(%)"}, {"sigmoid", "mixk::sigmoid(%)"}};
   if (auto it = binary.find(name.str()); it != binary.end()) {

@@ -3,7 +3,7 @@
 // Pasted (after KernelAbi.h) into every generated CPU source; the code the
 // emitter writes for a fused region calls these for its anchor primitive.
 // Plain loops laid out so GCC vectorises the innermost one (-O3
-// -march=native -ffast-math); OpenMP over the batch. Each has a forward and
+// -march=native, reassociation allowed); OpenMP over the batch. Each has a forward and
 // a backward that ADDS into its gradient buffers. The references they are
 // tested against are the LibTorch primitives in runtime/core.
 //
@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 #ifdef _OPENMP
@@ -44,12 +45,34 @@ struct Partials {
   std::vector<float> data;
 };
 
-inline float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
+/// e^x without a libm call, so loops over it vectorise (libm's expf is a
+/// scalar call unless -ffast-math, which we avoid: see KernelBuild.cpp).
+/// Cephes' expf: x = n ln2 + r, |r| <= ln2/2, e^r by a degree-6 polynomial,
+/// 2^n built in the exponent bits; relative error below 3e-7. Underflows
+/// to 0 below -87.3 and saturates near 2.4e38 above 88.38 (libm: inf).
+inline float fexp(float x) {
+  float xc = std::min(std::max(x, -87.33654f), 88.3762626647949f);
+  float n = std::floor(xc * 1.44269504f + 0.5f);
+  float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.f;
+  int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return x < -87.33654f ? 0.f : p * scale;
+}
+
+inline float sigmoid(float x) { return 1.f / (1.f + fexp(-x)); }
 // torch.nn.functional.softplus (beta 1, threshold 20).
-inline float softplus(float x) { return x > 20.f ? x : std::log1p(std::exp(x)); }
+inline float softplus(float x) { return x > 20.f ? x : std::log1p(fexp(x)); }
 inline float gelu(float x) { return 0.5f * x * (1.f + std::erf(x * 0.70710678f)); }
 inline float geluGrad(float x) {
-  return 0.5f * (1.f + std::erf(x * 0.70710678f)) + x * 0.39894228f * std::exp(-0.5f * x * x);
+  return 0.5f * (1.f + std::erf(x * 0.70710678f)) + x * 0.39894228f * fexp(-0.5f * x * x);
 }
 
 // ------------------------------------------------------------ causal conv
@@ -127,7 +150,7 @@ inline void scanStep(const float *xr, const float *dtr, const float *At, const f
     const float *a = At + n * nd, *sp = sPrev + n * nd;
     float *sn = s + n * nd, bn = Br[n];
     for (int64_t d = 0; d < nd; ++d)
-      sn[d] = std::exp(dtr[d] * a[d]) * sp[d] + dtr[d] * xr[d] * bn;
+      sn[d] = fexp(dtr[d] * a[d]) * sp[d] + dtr[d] * xr[d] * bn;
   }
 }
 
@@ -205,7 +228,7 @@ inline void selectiveScanBackward(const float *x, const float *dt, const float *
             for (int64_t d = 0; d < nd; ++d) {
               gc += g[d] * stn[d];     // y += C · s
               float gsd = gsn[d] + g[d] * cn;
-              float dA = std::exp(dtr[d] * a[d]);
+              float dA = fexp(dtr[d] * a[d]);
               float gdA = gsd * spn[d]; // s = dA ⊙ s_prev + Δ B x
               gdtr[d] += gdA * dA * a[d] + gsd * bn * xr[d];
               gan[d] += gdA * dA * dtr[d];

@@ -1,0 +1,29 @@
+// The helpers of the generated CPU kernels (compiler/lib/CodeGen/templates),
+// compiled here as they are pasted into every generated source, against libm.
+#include "compiler/lib/CodeGen/templates/cpu_primitives.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+TEST(CpuPrimitives, FexpFollowsLibmToAFewUlp) {
+  double worst = 0;
+  for (float x = -87.f; x <= 88.f; x += 0.0137f) {
+    double want = std::exp(static_cast<double>(x));
+    worst = std::max(worst, std::fabs(mixk::fexp(x) - want) / want);
+  }
+  EXPECT_LT(worst, 3e-7);
+  EXPECT_EQ(mixk::fexp(0.f), 1.f);
+  EXPECT_EQ(mixk::fexp(-100.f), 0.f);
+  EXPECT_TRUE(std::isfinite(mixk::fexp(1000.f)));
+  EXPECT_GT(mixk::fexp(1000.f), 1e38f);
+}
+
+TEST(CpuPrimitives, SigmoidAndSoftplusMatchTheirDefinitions) {
+  for (float x = -30.f; x <= 30.f; x += 0.37f) {
+    double e = std::exp(static_cast<double>(x));
+    EXPECT_NEAR(mixk::sigmoid(x), e / (1 + e), 1e-6) << x;
+    double sp = x > 20 ? x : std::log1p(e);
+    EXPECT_NEAR(mixk::softplus(x), sp, 1e-6 * std::max(1.0, sp)) << x;
+  }
+}
