@@ -225,6 +225,8 @@ inline void selectiveScanBackward(const float *x, const float *dt, const float *
             const float *a = At.data() + n * nd, *stn = st + n * nd, *spn = sp + n * nd;
             float *gsn = gs.data() + n * nd, *gan = gAt + n * nd;
             float cn = Cr[n], bn = Br[n], gc = 0.f, gb = 0.f;
+            // The gradient rows never alias; GCC cannot prove it by itself.
+#pragma omp simd reduction(+ : gc, gb)
             for (int64_t d = 0; d < nd; ++d) {
               gc += g[d] * stn[d];     // y += C · s
               float gsd = gsn[d] + g[d] * cn;
