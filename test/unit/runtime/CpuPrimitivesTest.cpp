@@ -27,3 +27,11 @@ TEST(CpuPrimitives, SigmoidAndSoftplusMatchTheirDefinitions) {
     EXPECT_NEAR(mixk::softplus(x), sp, 1e-6 * std::max(1.0, sp)) << x;
   }
 }
+
+TEST(CpuPrimitives, FerfAndGeluFollowLibm) {
+  for (float x = -6.f; x <= 6.f; x += 0.011f) {
+    EXPECT_NEAR(mixk::ferf(x), std::erf(static_cast<double>(x)), 4e-7) << x;
+    double gelu = 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    EXPECT_NEAR(mixk::gelu(x), gelu, 1e-6) << x;
+  }
+}
