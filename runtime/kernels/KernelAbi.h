@@ -9,7 +9,8 @@
  *   void    <sym>_backward(const mixk_args *);
  *
  * `dims` are the sizes of the region's leading dynamic dimensions ([B, T]
- * for most regions, [T] for filters). Every tensor is contiguous f32. The
+ * for most regions, [T] for filters). Every tensor is contiguous f32, in
+ * host memory for the CPU library and device memory for the CUDA one. The
  * backward *adds* into `gin` (the caller zeroes it); a missing output
  * gradient is passed as zeros. Plain C: this header is included by the
  * runtime and pasted into every generated source, so it is all they share.
@@ -20,7 +21,7 @@
 
 #include <stdint.h>
 
-#define MIXK_ABI_VERSION 1
+#define MIXK_ABI_VERSION 2
 
 typedef struct mixk_args {
   int64_t dims[4];          /* the leading dynamic sizes, e.g. B, T */
@@ -31,6 +32,7 @@ typedef struct mixk_args {
   float *saved;             /* <sym>_saved(dims) floats, written by forward */
   const float *const *gout; /* backward: one gradient per output */
   float *const *gin;        /* backward: one gradient per input, accumulated */
+  void *stream;             /* CUDA kernels: the cudaStream_t to launch on (CPU: unused) */
 } mixk_args;
 
 #endif

@@ -27,6 +27,7 @@ struct CompileResult {
   std::string mlir;           // textual IR at the requested stage
   mixc::graph::Graph graph;   // filled when stage == Lowered
   std::string cpuKernels;     // the CPU back end's source (graph.regions name its kernels)
+  std::string cudaKernels;    // the CUDA back end's source (same symbols, for nvcc)
 };
 
 /// Imports `program` and runs the pipeline up to `stage`. Errors are printed

@@ -1,6 +1,6 @@
 //===- Compiler.cpp - import, pipeline, export ------------------------------===//
 #include "mix/Compiler.h"
-#include "mix/CpuEmitter.h"
+#include "mix/KernelEmitter.h"
 #include "mix/GraphExport.h"
 #include "mix/GraphImport.h"
 #include "mix/MLIRGen.h"
@@ -52,11 +52,12 @@ struct Diagnostics {
   SourceMgrDiagnosticHandler handler;
 };
 
-/// Runs the CPU back end over the exported model and records, per region,
-/// its kernel (or why it has none) in the graph.
-void emitKernels(func::FuncOp model, mix::CompileResult &result) {
-  mix::CpuKernels kernels = mix::emitCpuKernels(model);
+/// Runs the kernel back ends over the exported model and records, per
+/// region, its CPU kernel (or why it has none) in the graph.
+void runBackEnds(func::FuncOp model, mix::CompileResult &result) {
+  mix::CpuKernels kernels = mix::emitKernels(model, mix::KernelTarget::Cpu);
   result.cpuKernels = std::move(kernels.source);
+  result.cudaKernels = mix::emitKernels(model, mix::KernelTarget::Cuda).source;
   for (mixc::graph::Region &r : result.graph.regions) {
     const mix::RegionKernel &k = kernels.regions[r.name];
     r.kernel = k.symbol;
@@ -96,7 +97,7 @@ bool mix::rewriteGraph(const mixc::graph::Graph &graph, const mixc::dsl::RwScrip
     auto fn = *module->getOps<func::FuncOp>().begin();
     ok = succeeded(exportGraph(fn, inputs, result.graph));
     if (ok)
-      emitKernels(fn, result);
+      runBackEnds(fn, result);
   }
   diags.stream.flush();
   err << diags.text;
@@ -135,7 +136,7 @@ bool mix::compileProgram(const mixc::dsl::Program &program,
     result.graph.config = entry.params;
     ok = model && succeeded(exportGraph(model, entry.argNames, result.graph));
     if (ok)
-      emitKernels(model, result);
+      runBackEnds(model, result);
     if (ok) {
       std::string problem = mixc::graph::validate(result.graph);
       if (!problem.empty()) {

@@ -1,6 +1,6 @@
 //===- mixc.cpp - the mixc driver -------------------------------------------===//
 //
-//   mixc compile FILE.mix [--model M] [--config k=v]... [--emit=ast|mlir-import|mlir|graph] [-o OUT]
+//   mixc compile FILE.mix [--model M] [--config k=v]... [--emit=ast|mlir-import|mlir|graph|cpp|cu] [-o OUT]
 //   mixc params  FILE.mix... [--config k=v]...    trainable parameter count per model
 //   mixc names   FILE.mix [--config k=v]...       every node name of the compiled graph
 //   mixc train   [CONFIG.toml] [--resume] [--quiet] [--out DIR]   (no config: built-in default)
@@ -39,8 +39,8 @@ namespace {
 const char *kUsage = R"(usage: mixc <command> [options]
 
 commands:
-  compile FILE.mix   compile a model; --emit=ast|mlir-import|mlir|graph|cpp (default graph;
-                     cpp: the generated CPU kernels)
+  compile FILE.mix   compile a model; --emit=ast|mlir-import|mlir|graph|cpp|cu (default
+                     graph; cpp, cu: the generated CPU / CUDA kernels)
   params FILE.mix... print each model's trainable parameter count
   names FILE.mix     print every node name of the compiled model
   train [CONFIG]     train a model on a task (TOML config; none: the built-in default run)
@@ -142,8 +142,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
     } else if (is("--emit")) {
       o.emit = value("--emit");
       if (o.emit != "ast" && o.emit != "mlir-import" && o.emit != "mlir" && o.emit != "graph" &&
-          o.emit != "cpp") {
-        problem = "--emit must be ast, mlir-import, mlir, graph or cpp, got '" + o.emit + "'";
+          o.emit != "cpp" && o.emit != "cu") {
+        problem = "--emit must be ast, mlir-import, mlir, graph, cpp or cu, got '" + o.emit + "'";
         return false;
       }
     } else if (a == "-I") {
@@ -282,6 +282,7 @@ int cmdCompile(const Options &o) {
     return 1;
   return emit(o, o.emit == "graph" ? mixc::graph::toJson(result.graph)
                  : o.emit == "cpp" ? result.cpuKernels
+                 : o.emit == "cu"  ? result.cudaKernels
                                    : result.mlir);
 }
 

@@ -1,4 +1,4 @@
-//===- CpuEmitter.cpp - fused regions -> C++ forward/backward kernels -------===//
+//===- KernelEmitter.cpp - fused regions -> C++/CUDA forward/backward kernels -===//
 //
 // A region is emitted in phases:
 //
@@ -22,8 +22,15 @@
 //       %y = mix.selective_scan %x, %d, ...         selectiveScanForward(in2, v0m, v1h, ...)
 //       %o = mix.mul %y, %g                         for r: out0r[j] = v2r[j] * silu(in6r[j])
 //
+// The CUDA target writes the same phases as device kernels: a row phase is
+// a grid-stride loop with one thread per row (parameter gradients summed in
+// registers, then atomicAdd), the hoisted phase a one-thread kernel, and
+// the anchor a call into templates/cuda_primitives.cuh; buffers that the
+// CPU code keeps in std::vector live in one `scratch` allocation
+// (cudaMallocAsync on the caller's stream).
+//
 //===----------------------------------------------------------------------===//
-#include "mix/CpuEmitter.h"
+#include "mix/KernelEmitter.h"
 #include "mix/MixOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -39,7 +46,7 @@
 using namespace mlir;
 
 namespace {
-#include "CpuTemplates.inc" // kKernelAbi, kCpuPrimitives: the texts pasted into every source
+#include "CpuTemplates.inc" // kKernelAbi, kKernelMath, kCpuPrimitives, kCudaPrimitives
 
 using Shape = std::vector<int64_t>;
 
@@ -126,7 +133,8 @@ struct Ctx {
 
 class RegionEmitter {
 public:
-  RegionEmitter(mix::FusedOp op, std::string sym) : op(op), sym(std::move(sym)) {}
+  RegionEmitter(mix::FusedOp op, std::string sym, bool cuda)
+      : op(op), sym(std::move(sym)), cuda(cuda) {}
 
   /// "" when the region can be emitted, else why not.
   std::string classify();
@@ -151,6 +159,12 @@ private:
     return x.input >= 0 ? "gin" + std::to_string(x.input) : "g" + full(v);
   }
   void emitSavedLayout(llvm::raw_ostream &os);
+  // CUDA: a kernel of `body` (after the prelude) launched over `count`
+  // threads; `serial` runs on one thread; `flat` is `stmt` for i < count.
+  void launch(llvm::raw_ostream &os, const std::string &body, const std::string &count);
+  void serial(llvm::raw_ostream &os, const std::string &body);
+  void flat(llvm::raw_ostream &os, const std::string &count, const std::string &stmt);
+  void emitHost(llvm::raw_ostream &os, bool backward);
   void emitCommon(llvm::raw_ostream &os, bool backward);
   void emitForwardOp(Operation &o, llvm::raw_ostream &os, Ctx &c, const std::string &ind);
   void emitBackwardOp(Operation &o, llvm::raw_ostream &os, Ctx &c, const std::string &ind);
@@ -173,6 +187,11 @@ private:
   std::vector<Value> mats;
   Operation *anchor = nullptr;
   int R = -1;
+  bool cuda;
+  // CUDA: kernels written so far (before the host functions), the prelude
+  // every kernel repeats, and the scratch floats the prelude carves up.
+  std::string kernelText, prelude, scratch;
+  int kernelCount = 0;
 };
 
 std::string RegionEmitter::addValue(Value v, std::string id, int input, Operation *def) {
@@ -277,6 +296,8 @@ std::string RegionEmitter::classify() {
   if (anchor)
     if (std::string e = checkAnchor(); !e.empty())
       return e;
+  if (cuda && (args.size() > 24 || results.size() > 8))
+    return "more than 24 inputs or 8 outputs (the CUDA argument block)";
   // Phases: the anchor's per-row ancestors form the prologue.
   llvm::DenseSet<Operation *> ancestors;
   if (anchor) {
@@ -345,10 +366,50 @@ void RegionEmitter::emitCommon(llvm::raw_ostream &os, bool backward) {
       os << "  const float *go" << V(v).output << " = a->gout[" << V(v).output << "];\n";
   }
   emitSavedLayout(os);
+  // Hoisted values, their gradients, the materialised values' gradients.
+  std::string off = "0";
+  auto buffer = [&](const std::string &name, const std::string &count) {
+    if (cuda) {
+      os << "  float *" << name << " = a->scratch + " << off << ";\n";
+      off += " + " + count;
+    } else {
+      os << "  std::vector<float> " << name << "_(" << count << ", 0.f); float *" << name << " = "
+         << name << "_.data();\n";
+    }
+  };
+  for (Operation *o : opsIn(Phase::Hoisted)) {
+    Value r = o->getResult(0);
+    buffer(full(r), std::to_string(V(r).n));
+    if (backward)
+      buffer(gfull(r), std::to_string(V(r).n));
+  }
   if (backward)
     for (Value m : mats)
-      os << "  std::vector<float> " << gfull(m) << "_(rows * " << V(m).n << ", 0.f); float *"
-         << gfull(m) << " = " << gfull(m) << "_.data();\n";
+      buffer(gfull(m), "rows * " + std::to_string(V(m).n));
+  scratch = off;
+}
+
+void RegionEmitter::launch(llvm::raw_ostream &os, const std::string &body, const std::string &count) {
+  std::string name = sym + "_k" + std::to_string(kernelCount++);
+  kernelText += "__global__ void " + name + "(mixk_dev dv) {\n  const mixk_dev *a = &dv;\n" +
+                prelude + body + "}\n\n";
+  os << "  " << name << "<<<mixk::blocksFor(" << count << "), mixk::kThreads, 0, stream>>>(dv);\n";
+}
+
+void RegionEmitter::serial(llvm::raw_ostream &os, const std::string &body) {
+  if (body.empty())
+    return;
+  if (!cuda)
+    os << body;
+  else
+    launch(os, "  if (blockIdx.x == 0 && threadIdx.x == 0) {\n" + body + "  }\n", "1");
+}
+
+void RegionEmitter::flat(llvm::raw_ostream &os, const std::string &count, const std::string &stmt) {
+  if (!cuda)
+    os << "  for (int64_t i = 0; i < " << count << "; ++i) " << stmt << ";\n";
+  else
+    launch(os, "  MIXK_GRID_LOOP(i, " + count + ") " + stmt + ";\n", count);
 }
 
 void RegionEmitter::emitForwardOp(Operation &o, llvm::raw_ostream &os, Ctx &c,
@@ -536,6 +597,60 @@ void RegionEmitter::emitRowPhase(llvm::raw_ostream &os, Phase p, bool backward) 
       return "g_" + V(v).id;
     return V(v).row ? gfull(v) + "_r" : "p_" + full(v);
   };
+  std::string innerText;
+  llvm::raw_string_ostream in(innerText);
+  std::string ind = "      ";
+  // Row pointers into every whole-buffer row value.
+  llvm::DenseSet<Value> rowRefs;
+  for (Operation *o : ops)
+    for (Value v : o->getOperands())
+      if (V(v).row && !local.count(v) && rowRefs.insert(v).second) {
+        in << ind << "const float *" << full(v) << "_r = " << full(v) << " + r * " << V(v).n << ";\n";
+        if (backward)
+          in << ind << "float *" << gfull(v) << "_r = " << gfull(v) << " + r * " << V(v).n << ";\n";
+      }
+  for (Operation *o : ops) {
+    Val &y = V(o->getResult(0));
+    in << ind << "float " << y.id << "[" << y.n << "];\n";
+    emitForwardOp(*o, in, c, ind);
+    if (!backward) {
+      if (y.mat)
+        in << ind << "std::memcpy(" << full(o->getResult(0)) << " + r * " << y.n << ", " << y.id
+           << ", sizeof " << y.id << ");\n";
+      if (y.output >= 0)
+        in << ind << "std::memcpy(out" << y.output << " + r * " << y.n << ", " << y.id << ", sizeof "
+           << y.id << ");\n";
+    }
+  }
+  if (backward) {
+    for (Operation *o : ops) {
+      Val &y = V(o->getResult(0));
+      in << ind << "float g_" << y.id << "[" << y.n << "] = {};\n";
+      if (y.output >= 0)
+        in << ind << "for (int64_t j = 0; j < " << y.n << "; ++j) g_" << y.id << "[j] += go"
+           << y.output << "[r * " << y.n << " + j];\n";
+      if (y.mat)
+        in << ind << "for (int64_t j = 0; j < " << y.n << "; ++j) g_" << y.id << "[j] += "
+           << gfull(o->getResult(0)) << "[r * " << y.n << " + j];\n";
+    }
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it)
+      emitBackwardOp(**it, in, c, ind);
+  }
+  in.flush();
+  if (cuda) {
+    // Parameter gradients: summed per thread, then one atomicAdd each.
+    std::string body;
+    if (backward)
+      for (Value v : invariants)
+        body += "  float p_" + full(v) + "[" + std::to_string(V(v).n) + "] = {};\n";
+    body += "  MIXK_GRID_LOOP(r, rows) {\n" + innerText + "  }\n";
+    if (backward)
+      for (Value v : invariants)
+        body += "  for (int64_t j = 0; j < " + std::to_string(V(v).n) + "; ++j) if (p_" + full(v) +
+                "[j] != 0.f) atomicAdd(&" + gfull(v) + "[j], p_" + full(v) + "[j]);\n";
+    launch(os, body, "rows");
+    return;
+  }
   os << "  {\n";
   if (backward)
     for (Value v : invariants)
@@ -546,43 +661,7 @@ void RegionEmitter::emitRowPhase(llvm::raw_ostream &os, Phase p, bool backward) 
       os << "    float *p_" << full(v) << " = P_" << full(v) << ".mine();\n";
   os << "#pragma omp for schedule(static)\n";
   os << "    for (int64_t r = 0; r < rows; ++r) {\n";
-  std::string ind = "      ";
-  // Row pointers into every whole-buffer row value.
-  llvm::DenseSet<Value> rowRefs;
-  for (Operation *o : ops)
-    for (Value in : o->getOperands())
-      if (V(in).row && !local.count(in) && rowRefs.insert(in).second) {
-        os << ind << "const float *" << full(in) << "_r = " << full(in) << " + r * " << V(in).n << ";\n";
-        if (backward)
-          os << ind << "float *" << gfull(in) << "_r = " << gfull(in) << " + r * " << V(in).n << ";\n";
-      }
-  for (Operation *o : ops) {
-    Val &y = V(o->getResult(0));
-    os << ind << "float " << y.id << "[" << y.n << "];\n";
-    emitForwardOp(*o, os, c, ind);
-    if (!backward) {
-      if (y.mat)
-        os << ind << "std::memcpy(" << full(o->getResult(0)) << " + r * " << y.n << ", " << y.id
-           << ", sizeof " << y.id << ");\n";
-      if (y.output >= 0)
-        os << ind << "std::memcpy(out" << y.output << " + r * " << y.n << ", " << y.id << ", sizeof "
-           << y.id << ");\n";
-    }
-  }
-  if (backward) {
-    for (Operation *o : ops) {
-      Val &y = V(o->getResult(0));
-      os << ind << "float g_" << y.id << "[" << y.n << "] = {};\n";
-      if (y.output >= 0)
-        os << ind << "for (int64_t j = 0; j < " << y.n << "; ++j) g_" << y.id << "[j] += go"
-           << y.output << "[r * " << y.n << " + j];\n";
-      if (y.mat)
-        os << ind << "for (int64_t j = 0; j < " << y.n << "; ++j) g_" << y.id << "[j] += "
-           << gfull(o->getResult(0)) << "[r * " << y.n << " + j];\n";
-    }
-    for (auto it = ops.rbegin(); it != ops.rend(); ++it)
-      emitBackwardOp(**it, os, c, ind);
-  }
+  os << innerText;
   os << "    }\n  }\n";
   if (backward)
     for (Value v : invariants)
@@ -591,22 +670,20 @@ void RegionEmitter::emitRowPhase(llvm::raw_ostream &os, Phase p, bool backward) 
 }
 
 void RegionEmitter::emitHoisted(llvm::raw_ostream &os, bool backward) {
-  std::vector<Operation *> ops = opsIn(Phase::Hoisted);
+  std::string text;
+  llvm::raw_string_ostream body(text);
   Ctx c;
   c.val = [&](Value v) { return full(v); };
   c.grad = [&](Value v) { return gfull(v); };
-  for (Operation *o : ops) {
+  for (Operation *o : opsIn(Phase::Hoisted)) {
     Value r = o->getResult(0);
-    os << "  std::vector<float> " << full(r) << "_(" << V(r).n << "); float *" << full(r) << " = "
-       << full(r) << "_.data();\n";
-    if (backward)
-      os << "  std::vector<float> " << gfull(r) << "_(" << V(r).n << ", 0.f); float *" << gfull(r)
-         << " = " << gfull(r) << "_.data();\n";
-    emitForwardOp(*o, os, c, "  ");
+    emitForwardOp(*o, body, c, "  ");
     if (!backward && V(r).output >= 0)
-      os << "  std::memcpy(out" << V(r).output << ", " << full(r) << ", " << V(r).n
-         << " * sizeof(float));\n";
+      body << "  for (int64_t j = 0; j < " << V(r).n << "; ++j) out" << V(r).output << "[j] = "
+           << full(r) << "[j];\n";
   }
+  body.flush();
+  serial(os, text);
 }
 
 void RegionEmitter::emitAnchor(llvm::raw_ostream &os, bool backward) {
@@ -618,13 +695,16 @@ void RegionEmitter::emitAnchor(llvm::raw_ostream &os, bool backward) {
   auto gin = [&](unsigned i) { return gfull(anchor->getOperand(i)); };
   auto n = [&](unsigned i) { return std::to_string(V(anchor->getOperand(i)).n); };
   std::string Y = full(res), GY = gfull(res), B = "a->dims[0]", T = "a->dims[1]";
+  std::string count = "rows * " + std::to_string(V(res).n);
+  // The last argument: OpenMP threads, or the stream; CUDA templates take
+  // the state's inner size as a template argument (it sizes registers).
+  std::string last = cuda ? "stream" : "th";
   if (backward && V(res).output >= 0)
-    os << "  for (int64_t i = 0; i < rows * " << V(res).n << "; ++i) " << GY << "[i] += go"
-       << V(res).output << "[i];\n";
+    flat(os, count, GY + "[i] += go" + std::to_string(V(res).output) + "[i]");
   if (name == "causal_conv") {
     const Shape &w = V(anchor->getOperand(1)).shape;
     bool bias = anchor->getNumOperands() > 2;
-    std::string dims = B + ", " + T + ", " + std::to_string(w[0]) + ", " + std::to_string(w[1]) + ", th";
+    std::string dims = B + ", " + T + ", " + std::to_string(w[0]) + ", " + std::to_string(w[1]) + ", " + last;
     if (!backward)
       os << "  mixk::causalConvForward(" << in(0) << ", " << in(1) << ", "
          << (bias ? in(2) : "nullptr") << ", " << Y << ", " << dims << ");\n";
@@ -632,26 +712,63 @@ void RegionEmitter::emitAnchor(llvm::raw_ostream &os, bool backward) {
       os << "  mixk::causalConvBackward(" << in(0) << ", " << in(1) << ", " << GY << ", " << gin(0)
          << ", " << gin(1) << ", " << (bias ? gin(2) : "nullptr") << ", " << dims << ");\n";
   } else if (name == "selective_scan") {
-    std::string dims = B + ", " + T + ", " + n(0) + ", " + n(3) + ", th";
+    std::string dims = cuda ? B + ", " + T + ", " + n(0) + ", " + last
+                            : B + ", " + T + ", " + n(0) + ", " + n(3) + ", " + last;
+    std::string tmpl = cuda ? "<" + n(3) + ">" : "";
     std::string ins = in(0) + ", " + in(1) + ", " + in(2) + ", " + in(3) + ", " + in(4) + ", " + in(5);
     if (!backward)
-      os << "  mixk::selectiveScanForward(" << ins << ", " << Y << ", anchor_saved, " << dims << ");\n";
+      os << "  mixk::selectiveScanForward" << tmpl << "(" << ins << ", " << Y << ", anchor_saved, "
+         << dims << ");\n";
     else
-      os << "  mixk::selectiveScanBackward(" << ins << ", anchor_saved, " << GY << ", " << gin(0)
-         << ", " << gin(1) << ", " << gin(2) << ", " << gin(3) << ", " << gin(4) << ", " << gin(5)
-         << ", " << dims << ");\n";
+      os << "  mixk::selectiveScanBackward" << tmpl << "(" << ins << ", anchor_saved, " << GY << ", "
+         << gin(0) << ", " << gin(1) << ", " << gin(2) << ", " << gin(3) << ", " << gin(4) << ", "
+         << gin(5) << ", " << dims << ");\n";
   } else { // delta_rule
-    std::string dims = B + ", " + T + ", " + n(0) + ", " + n(2) + ", th";
+    std::string dims = cuda ? B + ", " + T + ", " + n(2) + ", " + last
+                            : B + ", " + T + ", " + n(0) + ", " + n(2) + ", " + last;
+    std::string tmpl = cuda ? "<" + n(0) + ">" : "";
     std::string ins = in(0) + ", " + in(1) + ", " + in(2) + ", " + in(3);
     if (!backward)
-      os << "  mixk::deltaRuleForward(" << ins << ", " << Y << ", anchor_saved, " << dims << ");\n";
+      os << "  mixk::deltaRuleForward" << tmpl << "(" << ins << ", " << Y << ", anchor_saved, " << dims
+         << ");\n";
     else
-      os << "  mixk::deltaRuleBackward(" << ins << ", anchor_saved, " << GY << ", " << gin(0) << ", "
-         << gin(1) << ", " << gin(2) << ", " << gin(3) << ", " << dims << ");\n";
+      os << "  mixk::deltaRuleBackward" << tmpl << "(" << ins << ", anchor_saved, " << GY << ", "
+         << gin(0) << ", " << gin(1) << ", " << gin(2) << ", " << gin(3) << ", " << dims << ");\n";
   }
   if (!backward && V(res).output >= 0)
-    os << "  std::memcpy(out" << V(res).output << ", " << Y << ", rows * " << V(res).n
-       << " * sizeof(float));\n";
+    flat(os, count, "out" + std::to_string(V(res).output) + "[i] = " + Y + "[i]");
+}
+
+/// The body of `<sym>_forward` / `_backward`: the phases in order (reverse
+/// for the backward, each recomputing what it needs).
+void RegionEmitter::emitHost(llvm::raw_ostream &os, bool backward) {
+  emitHoisted(os, backward);
+  if (!backward) {
+    emitRowPhase(os, Phase::Prologue, false);
+    emitAnchor(os, false);
+    emitRowPhase(os, Phase::Epilogue, false);
+    return;
+  }
+  // Hoisted outputs are seeded before the row phases add to them.
+  std::string seed;
+  for (Operation *o : opsIn(Phase::Hoisted))
+    if (V(o->getResult(0)).output >= 0)
+      seed += "  for (int64_t i = 0; i < " + std::to_string(V(o->getResult(0)).n) + "; ++i) " +
+              gfull(o->getResult(0)) + "[i] += go" + std::to_string(V(o->getResult(0)).output) + "[i];\n";
+  serial(os, seed);
+  emitRowPhase(os, Phase::Epilogue, true);
+  emitAnchor(os, true);
+  emitRowPhase(os, Phase::Prologue, true);
+  std::string text;
+  llvm::raw_string_ostream adj(text);
+  Ctx c;
+  c.val = [&](Value v) { return full(v); };
+  c.grad = [&](Value v) { return gfull(v); };
+  std::vector<Operation *> hoisted = opsIn(Phase::Hoisted);
+  for (auto it = hoisted.rbegin(); it != hoisted.rend(); ++it)
+    emitBackwardOp(**it, adj, c, "  ");
+  adj.flush();
+  serial(os, text);
 }
 
 void RegionEmitter::emit(llvm::raw_ostream &os) {
@@ -675,54 +792,87 @@ void RegionEmitter::emit(llvm::raw_ostream &os) {
   os << ";\n  return rows * " << perRow << " + anchor;\n}\n\n";
 
   for (bool backward : {false, true}) {
-    os << "extern \"C\" void " << sym << (backward ? "_backward" : "_forward")
-       << "(const mixk_args *a) {\n";
-    emitCommon(os, backward);
-    emitHoisted(os, backward);
-    if (!backward) {
-      emitRowPhase(os, Phase::Prologue, false);
-      emitAnchor(os, false);
-      emitRowPhase(os, Phase::Epilogue, false);
-    } else {
-      // Hoisted outputs are seeded before the row phases add to them.
-      for (Operation *o : opsIn(Phase::Hoisted))
-        if (V(o->getResult(0)).output >= 0)
-          os << "  for (int64_t i = 0; i < " << V(o->getResult(0)).n << "; ++i) "
-             << gfull(o->getResult(0)) << "[i] += go" << V(o->getResult(0)).output << "[i];\n";
-      emitRowPhase(os, Phase::Epilogue, true);
-      emitAnchor(os, true);
-      emitRowPhase(os, Phase::Prologue, true);
-      Ctx c;
-      c.val = [&](Value v) { return full(v); };
-      c.grad = [&](Value v) { return gfull(v); };
-      std::vector<Operation *> hoisted = opsIn(Phase::Hoisted);
-      for (auto it = hoisted.rbegin(); it != hoisted.rend(); ++it)
-        emitBackwardOp(**it, os, c, "  ");
+    std::string entry = "extern \"C\" void " + sym + (backward ? "_backward" : "_forward");
+    if (!cuda) {
+      os << entry << "(const mixk_args *a) {\n";
+      emitCommon(os, backward);
+      emitHost(os, backward);
+      os << "}\n";
+      continue;
     }
-    os << "}\n";
+    llvm::raw_string_ostream pre(prelude);
+    prelude.clear();
+    emitCommon(pre, backward);
+    pre.flush();
+    std::string hostText;
+    llvm::raw_string_ostream host(hostText);
+    emitHost(host, backward);
+    host.flush();
+    os << kernelText;
+    kernelText.clear();
+    os << entry << "(const mixk_args *args) {\n";
+    os << "  cudaStream_t stream = static_cast<cudaStream_t>(args->stream);\n";
+    os << "  mixk_dev dv{};\n";
+    os << "  for (int i = 0; i < 4; ++i) dv.dims[i] = args->dims[i];\n";
+    os << "  dv.ndims = args->ndims; dv.threads = args->threads; dv.saved = args->saved;\n";
+    os << "  for (int i = 0; i < " << args.size() << "; ++i) dv.in[i] = args->in[i];\n";
+    if (!backward)
+      os << "  for (int i = 0; i < " << results.size() << "; ++i) dv.out[i] = args->out[i];\n";
+    else
+      os << "  for (int i = 0; i < " << args.size() << "; ++i) dv.gin[i] = args->gin[i];\n"
+         << "  for (int i = 0; i < " << results.size() << "; ++i) dv.gout[i] = args->gout[i];\n";
+    os << "  {\n    const mixk_dev *a = &dv;\n    const int64_t rows = " << rows() << ";\n"
+       << "    const int64_t n = " << scratch << ";\n    (void)rows;\n"
+       << "    if (n > 0) {\n"
+       << "      cudaMallocAsync(reinterpret_cast<void **>(&dv.scratch), n * sizeof(float), stream);\n"
+       << "      cudaMemsetAsync(dv.scratch, 0, n * sizeof(float), stream);\n    }\n  }\n";
+    os << "  const mixk_dev *a = &dv;\n" << prelude << hostText;
+    os << "  if (dv.scratch) cudaFreeAsync(dv.scratch, stream);\n}\n\n";
   }
 }
 } // namespace
 
-mix::CpuKernels mix::emitCpuKernels(func::FuncOp model) {
+// CUDA: the argument block kernels receive by value (a mixk_args holds
+// host arrays of pointers, which a kernel cannot read).
+static const char kCudaArgs[] = R"(
+struct mixk_dev {
+  int64_t dims[4];
+  int32_t ndims, threads;
+  const float *in[24];
+  float *out[8];
+  float *saved;
+  const float *gout[8];
+  float *gin[24];
+  float *scratch;
+};
+)";
+
+mix::CpuKernels mix::emitKernels(func::FuncOp model, KernelTarget target) {
+  const bool cuda = target == KernelTarget::Cuda;
   CpuKernels out;
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "// Generated by mixc's CPU back end (compiler/lib/CodeGen/CpuEmitter.cpp)\n";
+  os << "// Generated by mixc's " << (cuda ? "CUDA" : "CPU")
+     << " back end (compiler/lib/CodeGen/KernelEmitter.cpp)\n";
   os << "// for model " << model.getSymName() << ". Do not edit.\n";
-  os << kKernelAbi << "\n" << kCpuPrimitives << "\n";
+  os << kKernelAbi << "\n" << kKernelMath << "\n";
+  if (cuda)
+    os << kCudaPrimitives << "\n" << kCudaArgs << "\n";
+  else
+    os << kCpuPrimitives << "\n";
   os << "extern \"C\" int mixk_abi_version() { return MIXK_ABI_VERSION; }\n";
   int next = 0;
   model.walk([&](mix::FusedOp fused) {
     RegionKernel &rk = out.regions[fused.getName().str()];
-    RegionEmitter e(fused, "mixk_" + std::to_string(next));
+    // Numbered over all regions, so a region has one symbol on every target.
+    RegionEmitter e(fused, "mixk_" + std::to_string(next++), cuda);
     rk.skipped = e.classify();
     rk.rowRank = e.rowRank();
     if (!rk.skipped.empty()) {
       os << "\n// region \"" << fused.getName() << "\": not generated (" << rk.skipped << ")\n";
       return;
     }
-    rk.symbol = "mixk_" + std::to_string(next++);
+    rk.symbol = "mixk_" + std::to_string(next - 1);
     e.emit(os);
   });
   os.flush();

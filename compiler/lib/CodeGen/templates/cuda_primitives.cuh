@@ -1,0 +1,290 @@
+//===- cuda_primitives.cuh - mixer primitives for generated CUDA kernels --===//
+//
+// Pasted (after KernelAbi.h and kernel_math.h) into every generated CUDA
+// source; the code the emitter writes for a fused region calls these host
+// functions for its anchor primitive, on the caller's stream. Same
+// formulas, layouts and checkpoint format as templates/cpu_primitives.h
+// (the `saved` buffer has the same size), so one runtime path serves both.
+// The backward ADDS into its gradient buffers; sums over threads use
+// atomicAdd after a warp reduction.
+//
+//   selective scan   one thread per (b, d) channel; its N states live in
+//                    registers, checkpoints every kScanChunk steps
+//   delta rule       one thread per (b, row i of S); the row (K floats) in
+//                    thread-local memory, checkpoints every kDeltaChunk steps
+//   causal conv      one thread per output element
+//
+//===----------------------------------------------------------------------===//
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace mixk {
+
+constexpr int64_t kScanChunk = 16;
+constexpr int64_t kDeltaChunk = 8;
+inline int64_t scanSaved(int64_t nb, int64_t nt, int64_t nd, int64_t nn) {
+  return nb * ((nt + kScanChunk - 1) / kScanChunk) * nn * nd;
+}
+inline int64_t deltaSaved(int64_t nb, int64_t nt, int64_t nk, int64_t nv) {
+  return nb * ((nt + kDeltaChunk - 1) / kDeltaChunk) * nv * nk;
+}
+
+constexpr int kThreads = 256;
+inline unsigned blocksFor(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < 1 ? 1 : (b > 65535 ? 65535 : b));
+}
+#define MIXK_GRID_LOOP(i, n)                                                                       \
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n);          \
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+/// atomicAdd(dst, v), summed over the warp first when all 32 lanes add to
+/// the same address (the common case: lanes are neighbouring channels of
+/// one row); otherwise each lane adds its own.
+__device__ inline void warpAtomicAdd(float *dst, float v) {
+  unsigned mask = __activemask();
+  int same = 0;
+  __match_all_sync(mask, reinterpret_cast<unsigned long long>(dst), &same);
+  if (mask != 0xffffffffu || !same) {
+    atomicAdd(dst, v);
+    return;
+  }
+  for (int off = 16; off > 0; off /= 2)
+    v += __shfl_down_sync(mask, v, off);
+  if ((threadIdx.x & 31) == 0)
+    atomicAdd(dst, v);
+}
+
+// ------------------------------------------------------------ causal conv
+// y[b,t,c] = bias[c] + Σ_k w[c,k] · x[b, t−K+1+k, c]   (x [B,T,C], w [C,K]).
+__global__ void causalConvForwardKernel(const float *x, const float *w, const float *bias, float *y,
+                                        int64_t nb, int64_t nt, int64_t nc, int64_t nk) {
+  MIXK_GRID_LOOP(i, nb * nt * nc) {
+    int64_t c = i % nc, t = (i / nc) % nt, b = i / (nc * nt);
+    float acc = bias ? bias[c] : 0.f;
+    for (int64_t k = nk - 1 - t > 0 ? nk - 1 - t : 0; k < nk; ++k)
+      acc += w[c * nk + k] * x[(b * nt + t - (nk - 1) + k) * nc + c];
+    y[i] = acc;
+  }
+}
+
+// gx[b,s,c] = Σ_k w[c,k] gy[b, s+K−1−k, c];  gw, gbias summed over (b, t).
+__global__ void causalConvBackwardKernel(const float *x, const float *w, const float *gy, float *gx,
+                                         float *gw, float *gbias, int64_t nb, int64_t nt,
+                                         int64_t nc, int64_t nk) {
+  MIXK_GRID_LOOP(i, nb * nt * nc) {
+    int64_t c = i % nc, s = (i / nc) % nt, b = i / (nc * nt);
+    float g = gy[i], acc = 0.f;
+    for (int64_t k = 0; k < nk; ++k) {
+      int64_t t = s + nk - 1 - k;
+      if (t < nt)
+        acc += w[c * nk + k] * gy[(b * nt + t) * nc + c];
+      int64_t src = s - (nk - 1) + k; // the input this output read through tap k
+      if (src >= 0)
+        atomicAdd(&gw[c * nk + k], g * x[(b * nt + src) * nc + c]);
+    }
+    gx[i] += acc;
+    if (gbias)
+      atomicAdd(&gbias[c], g);
+  }
+}
+
+inline void causalConvForward(const float *x, const float *w, const float *bias, float *y,
+                              int64_t nb, int64_t nt, int64_t nc, int64_t nk, cudaStream_t st) {
+  causalConvForwardKernel<<<blocksFor(nb * nt * nc), kThreads, 0, st>>>(x, w, bias, y, nb, nt, nc, nk);
+}
+inline void causalConvBackward(const float *x, const float *w, const float *gy, float *gx,
+                               float *gw, float *gbias, int64_t nb, int64_t nt, int64_t nc,
+                               int64_t nk, cudaStream_t st) {
+  causalConvBackwardKernel<<<blocksFor(nb * nt * nc), kThreads, 0, st>>>(x, w, gy, gx, gw, gbias,
+                                                                        nb, nt, nc, nk);
+}
+
+// ------------------------------------------------------------ selective scan
+//   s_t = exp(Δ_t A) ⊙ s_{t−1} + Δ_t B_t x_t,   y_t = C_t · s_t + D ⊙ x_t
+// x, Δ [B,T,D]; A [D,N]; B, C [B,T,N]; D [D]; checkpoints [B][chunk][N][D].
+template <int N>
+__global__ void selectiveScanForwardKernel(const float *x, const float *dt, const float *A,
+                                           const float *B, const float *C, const float *D,
+                                           float *y, float *ckpt, int64_t nb, int64_t nt,
+                                           int64_t nd) {
+  MIXK_GRID_LOOP(i, nb * nd) {
+    int64_t d = i % nd, b = i / nd, chunks = (nt + kScanChunk - 1) / kScanChunk;
+    float s[N], a[N];
+    for (int n = 0; n < N; ++n)
+      s[n] = 0.f, a[n] = A[d * N + n];
+    for (int64_t t = 0; t < nt; ++t) {
+      if (t % kScanChunk == 0)
+        for (int n = 0; n < N; ++n)
+          ckpt[((b * chunks + t / kScanChunk) * N + n) * nd + d] = s[n];
+      int64_t row = b * nt + t;
+      float xv = x[row * nd + d], dv = dt[row * nd + d], acc = D[d] * xv;
+      for (int n = 0; n < N; ++n) {
+        s[n] = fexp(dv * a[n]) * s[n] + dv * xv * B[row * N + n];
+        acc += C[row * N + n] * s[n];
+      }
+      y[row * nd + d] = acc;
+    }
+  }
+}
+
+template <int N>
+__global__ void selectiveScanBackwardKernel(const float *x, const float *dt, const float *A,
+                                            const float *B, const float *C, const float *D,
+                                            const float *ckpt, const float *gy, float *gx,
+                                            float *gdt, float *gA, float *gB, float *gC,
+                                            float *gD, int64_t nb, int64_t nt, int64_t nd) {
+  MIXK_GRID_LOOP(i, nb * nd) {
+    int64_t d = i % nd, b = i / nd, chunks = (nt + kScanChunk - 1) / kScanChunk;
+    float a[N], gs[N], ga[N], gd = 0.f;
+    float states[(kScanChunk + 1) * N]; // states[k] = s_{t0+k−1}
+    for (int n = 0; n < N; ++n)
+      a[n] = A[d * N + n], gs[n] = 0.f, ga[n] = 0.f;
+    for (int64_t c = chunks - 1; c >= 0; --c) {
+      int64_t t0 = c * kScanChunk, t1 = t0 + kScanChunk < nt ? t0 + kScanChunk : nt;
+      for (int n = 0; n < N; ++n)
+        states[n] = ckpt[((b * chunks + c) * N + n) * nd + d];
+      for (int64_t t = t0; t < t1; ++t) {
+        int64_t row = b * nt + t, k = t - t0;
+        float xv = x[row * nd + d], dv = dt[row * nd + d];
+        for (int n = 0; n < N; ++n)
+          states[(k + 1) * N + n] = fexp(dv * a[n]) * states[k * N + n] + dv * xv * B[row * N + n];
+      }
+      for (int64_t t = t1 - 1; t >= t0; --t) {
+        int64_t row = b * nt + t, k = t - t0;
+        float xv = x[row * nd + d], dv = dt[row * nd + d], g = gy[row * nd + d];
+        float gxv = g * D[d], gdv = 0.f;
+        gd += g * xv;
+        for (int n = 0; n < N; ++n) {
+          float st = states[(k + 1) * N + n], sp = states[k * N + n], bn = B[row * N + n];
+          warpAtomicAdd(&gC[row * N + n], g * st);
+          float gsd = gs[n] + g * C[row * N + n];
+          float dA = fexp(dv * a[n]), gdA = gsd * sp;
+          gdv += gdA * dA * a[n] + gsd * bn * xv;
+          ga[n] += gdA * dA * dv;
+          warpAtomicAdd(&gB[row * N + n], gsd * dv * xv);
+          gxv += gsd * dv * bn;
+          gs[n] = gsd * dA;
+        }
+        gx[row * nd + d] += gxv;
+        gdt[row * nd + d] += gdv;
+      }
+    }
+    for (int n = 0; n < N; ++n)
+      atomicAdd(&gA[d * N + n], ga[n]);
+    atomicAdd(&gD[d], gd);
+  }
+}
+
+template <int N>
+void selectiveScanForward(const float *x, const float *dt, const float *A, const float *B,
+                          const float *C, const float *D, float *y, float *ckpt, int64_t nb,
+                          int64_t nt, int64_t nd, cudaStream_t st) {
+  selectiveScanForwardKernel<N><<<blocksFor(nb * nd), kThreads, 0, st>>>(x, dt, A, B, C, D, y, ckpt,
+                                                                       nb, nt, nd);
+}
+template <int N>
+void selectiveScanBackward(const float *x, const float *dt, const float *A, const float *B,
+                           const float *C, const float *D, const float *ckpt, const float *gy,
+                           float *gx, float *gdt, float *gA, float *gB, float *gC, float *gD,
+                           int64_t nb, int64_t nt, int64_t nd, cudaStream_t st) {
+  selectiveScanBackwardKernel<N><<<blocksFor(nb * nd), kThreads, 0, st>>>(
+      x, dt, A, B, C, D, ckpt, gy, gx, gdt, gA, gB, gC, gD, nb, nt, nd);
+}
+
+// ------------------------------------------------------------ delta rule
+//   u_t = v_t − S_{t−1} k_t,  S_t = S_{t−1} + β_t u_t k_tᵀ,  o_t = S_t q_t
+// q, k [B,T,K]; v [B,T,V]; β [B,T,1]; S [V][K]; row i of S is independent
+// of the others given the inputs, so each thread carries one.
+template <int K>
+__global__ void deltaRuleForwardKernel(const float *q, const float *k, const float *v,
+                                       const float *beta, float *o, float *ckpt, int64_t nb,
+                                       int64_t nt, int64_t nv) {
+  MIXK_GRID_LOOP(gi, nb * nv) {
+    int64_t i = gi % nv, b = gi / nv, chunks = (nt + kDeltaChunk - 1) / kDeltaChunk;
+    float S[K];
+    for (int j = 0; j < K; ++j)
+      S[j] = 0.f;
+    for (int64_t t = 0; t < nt; ++t) {
+      int64_t row = b * nt + t;
+      if (t % kDeltaChunk == 0)
+        for (int j = 0; j < K; ++j)
+          ckpt[((b * chunks + t / kDeltaChunk) * nv + i) * K + j] = S[j];
+      const float *kt = k + row * K, *qt = q + row * K;
+      float sk = 0.f;
+      for (int j = 0; j < K; ++j)
+        sk += S[j] * kt[j];
+      float bu = beta[row] * (v[row * nv + i] - sk), acc = 0.f;
+      for (int j = 0; j < K; ++j) {
+        S[j] += bu * kt[j];
+        acc += S[j] * qt[j];
+      }
+      o[row * nv + i] = acc;
+    }
+  }
+}
+
+template <int K>
+__global__ void deltaRuleBackwardKernel(const float *q, const float *k, const float *v,
+                                        const float *beta, const float *ckpt, const float *go,
+                                        float *gq, float *gk, float *gv, float *gbeta, int64_t nb,
+                                        int64_t nt, int64_t nv) {
+  MIXK_GRID_LOOP(gi, nb * nv) {
+    int64_t i = gi % nv, b = gi / nv, chunks = (nt + kDeltaChunk - 1) / kDeltaChunk;
+    float G[K];                             // dL/dS_t, row i
+    float states[(kDeltaChunk + 1) * K];    // states[s] = S_{t0+s−1}, row i
+    for (int j = 0; j < K; ++j)
+      G[j] = 0.f;
+    for (int64_t c = chunks - 1; c >= 0; --c) {
+      int64_t t0 = c * kDeltaChunk, t1 = t0 + kDeltaChunk < nt ? t0 + kDeltaChunk : nt;
+      for (int j = 0; j < K; ++j)
+        states[j] = ckpt[((b * chunks + c) * nv + i) * K + j];
+      for (int64_t t = t0; t < t1; ++t) {
+        int64_t row = b * nt + t, s = t - t0;
+        const float *kt = k + row * K, *Sp = states + s * K;
+        float *Sn = states + (s + 1) * K, sk = 0.f;
+        for (int j = 0; j < K; ++j)
+          sk += Sp[j] * kt[j];
+        float bu = beta[row] * (v[row * nv + i] - sk);
+        for (int j = 0; j < K; ++j)
+          Sn[j] = Sp[j] + bu * kt[j];
+      }
+      for (int64_t t = t1 - 1; t >= t0; --t) {
+        int64_t row = b * nt + t, s = t - t0;
+        const float *kt = k + row * K, *qt = q + row * K;
+        const float *St = states + (s + 1) * K, *Sp = states + s * K;
+        float goi = go[row * nv + i], bt = beta[row];
+        for (int j = 0; j < K; ++j) { // o = S_t q
+          G[j] += goi * qt[j];
+          warpAtomicAdd(&gq[row * K + j], St[j] * goi);
+        }
+        float sk = 0.f, Gk = 0.f;
+        for (int j = 0; j < K; ++j)
+          sk += Sp[j] * kt[j], Gk += G[j] * kt[j];
+        float u = v[row * nv + i] - sk, gu = bt * Gk;
+        warpAtomicAdd(&gbeta[row], u * Gk);
+        gv[row * nv + i] += gu;
+        for (int j = 0; j < K; ++j) { // gk = β Gᵀ u − S_prevᵀ gu;  G_prev = G − gu kᵀ
+          warpAtomicAdd(&gk[row * K + j], bt * u * G[j] - Sp[j] * gu);
+          G[j] -= gu * kt[j];
+        }
+      }
+    }
+  }
+}
+
+template <int K>
+void deltaRuleForward(const float *q, const float *k, const float *v, const float *beta, float *o,
+                      float *ckpt, int64_t nb, int64_t nt, int64_t nv, cudaStream_t st) {
+  deltaRuleForwardKernel<K><<<blocksFor(nb * nv), kThreads, 0, st>>>(q, k, v, beta, o, ckpt, nb, nt, nv);
+}
+template <int K>
+void deltaRuleBackward(const float *q, const float *k, const float *v, const float *beta,
+                       const float *ckpt, const float *go, float *gq, float *gk, float *gv,
+                       float *gbeta, int64_t nb, int64_t nt, int64_t nv, cudaStream_t st) {
+  deltaRuleBackwardKernel<K><<<blocksFor(nb * nv), kThreads, 0, st>>>(q, k, v, beta, ckpt, go, gq, gk,
+                                                                    gv, gbeta, nb, nt, nv);
+}
+
+} // namespace mixk
