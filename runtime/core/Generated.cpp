@@ -56,7 +56,13 @@ std::vector<float *> mutablePointers(std::vector<at::Tensor> &ts) {
 std::vector<at::Tensor> contiguousF32(const BoundRegion &k, const std::vector<at::Tensor> &in,
                                       const std::vector<int64_t> &dims) {
   std::vector<at::Tensor> out;
+  const bool cuda = k.target == kernels::Target::Cuda;
   for (size_t i = 0; i < in.size(); ++i) {
+    TORCH_CHECK(in[i].is_cuda() == cuda && (cuda || in[i].is_cpu()), "region ", k.region->name,
+                ": input ", k.region->inputs[i], " is on ", in[i].device(), " but its kernel is for the ",
+                kernels::targetName(k.target));
+    TORCH_CHECK(!cuda || in[i].device() == in[0].device(), "region ", k.region->name,
+                ": inputs on two devices");
     TORCH_CHECK(in[i].scalar_type() == at::kFloat, "region ", k.region->name, ": input ",
                 k.region->inputs[i], " is not f32");
     if (k.inputIsRow[i])
@@ -73,10 +79,11 @@ struct RegionFunction : public torch::autograd::Function<RegionFunction> {
     std::vector<at::Tensor> inputs = list.vec();
     std::vector<int64_t> dims = rowDims(*k, inputs);
     std::vector<at::Tensor> in = contiguousF32(*k, inputs, dims);
+    const at::TensorOptions f32 = in[0].options().dtype(at::kFloat); // on the inputs' device
     std::vector<at::Tensor> out;
     for (const auto &shape : k->outputShapes)
-      out.push_back(at::empty(concreteShape(shape, dims), at::kFloat));
-    at::Tensor saved = at::empty({k->fns.saved(dims.data())}, at::kFloat);
+      out.push_back(at::empty(concreteShape(shape, dims), f32));
+    at::Tensor saved = at::empty({k->fns.saved(dims.data())}, f32);
     std::vector<const float *> inP = pointers(in);
     std::vector<float *> outP = mutablePointers(out);
     mixk_args a = argsFor(dims);
@@ -98,8 +105,9 @@ struct RegionFunction : public torch::autograd::Function<RegionFunction> {
     std::vector<int64_t> dims = ctx->saved_data["dims"].toIntVector();
     std::vector<at::Tensor> gout;
     for (size_t i = 0; i < gouts.size(); ++i)
-      gout.push_back(gouts[i].defined() ? gouts[i].to(at::kFloat).contiguous()
-                                        : at::zeros(concreteShape(k->outputShapes[i], dims), at::kFloat));
+      gout.push_back(gouts[i].defined()
+                         ? gouts[i].to(at::kFloat).contiguous()
+                         : at::zeros(concreteShape(k->outputShapes[i], dims), saved.options()));
     std::vector<at::Tensor> gin;
     for (const at::Tensor &t : in)
       gin.push_back(at::zeros_like(t));
@@ -155,6 +163,7 @@ std::string bindRegion(const graph::Graph &g, const graph::Region &region,
     return "row rank " + std::to_string(region.rowRank) + " is outside 1..4";
   bound = BoundRegion{};
   bound.region = &region;
+  bound.target = library.target();
   if (!library.lookup(region.kernel, bound.fns))
     return "the kernel library lacks " + region.kernel + "_forward/_backward/_saved";
   auto shapes = valueShapes(g);

@@ -1,9 +1,12 @@
 //===- Generated.h - run a fused region through its generated kernel -*- C++ -*-===//
 //
-// `--backend=generated`: a region of the graph (graph::Region) whose CPU
-// kernel was generated runs as one autograd function calling the kernel's
-// forward and backward (runtime/kernels/KernelAbi.h) instead of one LibTorch
-// op per node.
+// `--backend=generated`: a region of the graph (graph::Region) whose kernel
+// was generated runs as one autograd function calling the kernel's forward
+// and backward (runtime/kernels/KernelAbi.h) instead of one LibTorch op per
+// node. The same code serves both libraries: the CPU one takes host
+// pointers, the CUDA one device pointers (tensors on the current device,
+// kernels launched on the default stream, which LibTorch also uses unless a
+// caller sets another).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MIXC_RUNTIME_CORE_GENERATED_H
@@ -23,6 +26,7 @@ namespace mixc::rt {
 struct BoundRegion {
   const graph::Region *region = nullptr;
   kernels::RegionFns fns;
+  kernels::Target target = kernels::Target::Cpu; // where its tensors must live
   std::vector<bool> inputIsRow; // leads with the rowRank run-time dims
   std::vector<bool> outputIsRow;
   std::vector<std::vector<int64_t>> outputShapes; // run-time dims as graph::kDynamic

@@ -292,6 +292,14 @@ void Model::initParameters(uint64_t seed) {
   }
 }
 
+void Model::to(const at::Device &device) {
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    // A new leaf on the device (not a differentiable copy of the old one).
+    at::Tensor t = tensors_[i].second.detach().to(device);
+    tensors_[i].second = t.set_requires_grad(graph_.params[i].trainable);
+  }
+}
+
 std::vector<at::Tensor> Model::trainable() const {
   std::vector<at::Tensor> out;
   for (size_t i = 0; i < tensors_.size(); ++i)

@@ -48,6 +48,10 @@ public:
   /// at::manual_seed(seed): same seed, same weights.
   void initParameters(uint64_t seed);
 
+  /// Moves every parameter and buffer to `device` (before the optimiser
+  /// takes them). Generated regions need a kernel library for that device.
+  void to(const at::Device &device);
+
   const graph::Graph &graph() const { return graph_; }
   /// All parameters and buffers, by name, in graph order.
   const std::vector<std::pair<std::string, at::Tensor>> &tensors() const { return tensors_; }

@@ -8,6 +8,8 @@
  *   void    <sym>_forward(const mixk_args *);
  *   void    <sym>_backward(const mixk_args *);
  *
+ * and the library as a whole exports mixk_abi_version() and mixk_target().
+ *
  * `dims` are the sizes of the region's leading dynamic dimensions ([B, T]
  * for most regions, [T] for filters). Every tensor is contiguous f32, in
  * host memory for the CPU library and device memory for the CUDA one. The
@@ -21,7 +23,11 @@
 
 #include <stdint.h>
 
-#define MIXK_ABI_VERSION 2
+#define MIXK_ABI_VERSION 3
+
+/* int mixk_target(void): which memory the library's kernels work on. */
+#define MIXK_TARGET_CPU 0
+#define MIXK_TARGET_CUDA 1
 
 typedef struct mixk_args {
   int64_t dims[4];          /* the leading dynamic sizes, e.g. B, T */

@@ -21,6 +21,8 @@ namespace {
 const char *kFlags = "-std=c++17 -O3 -march=native -fno-math-errno -fno-trapping-math "
                      "-fassociative-math -fno-signed-zeros -freciprocal-math -fopenmp -fPIC "
                      "-shared -w";
+// --expt-relaxed-constexpr: kernel_math.h's constexpr constants in device code.
+const char *kCudaFlags = "-std=c++17 -O3 --expt-relaxed-constexpr -Xcompiler -fPIC -shared -w";
 
 std::string env(const char *name) {
   const char *v = std::getenv(name);
@@ -67,13 +69,32 @@ std::string cacheDir() {
   return (fs::path(home.empty() ? "/tmp" : home) / ".cache" / "mixc" / "kernels").string();
 }
 
-std::string compilerCommand() {
-  std::string cxx = env("MIXC_CXX");
-  return (cxx.empty() ? std::string("c++") : cxx) + " " + kFlags;
+const char *targetName(Target target) { return target == Target::Cuda ? "CUDA" : "CPU"; }
+
+std::string compilerCommand(Target target) {
+  if (target == Target::Cpu) {
+    std::string cxx = env("MIXC_CXX");
+    return (cxx.empty() ? std::string("c++") : cxx) + " " + kFlags;
+  }
+  std::string nvcc = env("MIXC_NVCC");
+  if (nvcc.empty())
+    nvcc = fs::exists("/usr/local/cuda/bin/nvcc") ? "/usr/local/cuda/bin/nvcc" : "nvcc";
+  std::string archs = env("MIXC_CUDA_ARCHS");
+  std::istringstream in(archs.empty() ? "80 90" : archs);
+  std::string cmd = nvcc + " " + kCudaFlags, arch;
+  int n = 0;
+  while (in >> arch) {
+    cmd += " -gencode arch=compute_" + arch + ",code=sm_" + arch;
+    ++n;
+  }
+  // nvcc compiles the architectures one after the other unless told.
+  if (n > 1)
+    cmd += " --threads " + std::to_string(n);
+  return cmd;
 }
 
-std::string buildLibrary(const std::string &source, std::string &error) {
-  const std::string command = compilerCommand();
+std::string buildLibrary(const std::string &source, std::string &error, Target target) {
+  const std::string command = compilerCommand(target);
   char hash[32];
   std::snprintf(hash, sizeof hash, "%016llx",
                 static_cast<unsigned long long>(fnv1a(cpuModel(), fnv1a(command, fnv1a(source)))));
@@ -89,7 +110,7 @@ std::string buildLibrary(const std::string &source, std::string &error) {
   }
   // Unique temporaries per process: sweeps build the same library at once.
   std::string stem = std::string(hash) + ".tmp" + std::to_string(::getpid());
-  fs::path src = dir / (stem + ".cpp"), tmp = dir / (stem + ".so"), log = dir / (stem + ".log");
+  fs::path src = dir / (stem + (target == Target::Cuda ? ".cu" : ".cpp")), tmp = dir / (stem + ".so"), log = dir / (stem + ".log");
   {
     std::ofstream out(src, std::ios::binary);
     out << source;
@@ -104,7 +125,8 @@ std::string buildLibrary(const std::string &source, std::string &error) {
   std::string output = readFile(log);
   fs::remove(log, ec);
   if (rc != 0) {
-    error = "compiling the generated kernels failed (" + command + "); the source is kept at " +
+    error = std::string("compiling the generated ") + targetName(target) +
+            " kernels failed (" + command + "); the source is kept at " +
             src.string() + "\n" + tail(output, 20);
     fs::remove(tmp, ec);
     return "";
@@ -132,7 +154,14 @@ std::shared_ptr<Library> Library::open(const std::string &path, std::string &err
     ::dlclose(handle);
     return nullptr;
   }
-  return std::shared_ptr<Library>(new Library(handle, path));
+  auto target = reinterpret_cast<Version>(::dlsym(handle, "mixk_target"));
+  int t = target ? target() : -1;
+  if (t != MIXK_TARGET_CPU && t != MIXK_TARGET_CUDA) {
+    error = path + " does not say which device its kernels run on (mixk_target)";
+    ::dlclose(handle);
+    return nullptr;
+  }
+  return std::shared_ptr<Library>(new Library(handle, path, static_cast<Target>(t)));
 }
 
 Library::~Library() { ::dlclose(handle_); }
@@ -145,8 +174,9 @@ bool Library::lookup(const std::string &symbol, RegionFns &fns) const {
   return fns.saved && fns.forward && fns.backward;
 }
 
-std::shared_ptr<Library> buildAndOpen(const std::string &source, std::string &error) {
-  std::string path = buildLibrary(source, error);
+std::shared_ptr<Library> buildAndOpen(const std::string &source, std::string &error,
+                                      Target target) {
+  std::string path = buildLibrary(source, error, target);
   return path.empty() ? nullptr : Library::open(path, error);
 }
 

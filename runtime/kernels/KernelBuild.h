@@ -1,8 +1,9 @@
 //===- KernelBuild.h - compile and load generated kernels -------*- C++ -*-===//
 //
-// The generated CPU source (compiler/lib/CodeGen) is compiled once into a
-// shared library kept in a cache named by the content hash of the source,
-// the flags and the host CPU, then dlopen'ed. Plain C++: no torch, no MLIR.
+// The generated CPU or CUDA source (compiler/lib/CodeGen) is compiled once
+// into a shared library kept in a cache named by the content hash of the
+// source, the flags and the host CPU, then dlopen'ed. Plain C++: no torch,
+// no MLIR.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MIXC_RUNTIME_KERNELS_KERNELBUILD_H
@@ -20,14 +21,22 @@ namespace mixc::kernels {
 /// ~/.cache/mixc/kernels.
 std::string cacheDir();
 
-/// The host compiler command ($MIXC_CXX, else c++) and its flags.
-std::string compilerCommand();
+/// What a generated library runs on (its source says: mixk_target()).
+enum class Target { Cpu = MIXK_TARGET_CPU, Cuda = MIXK_TARGET_CUDA };
+const char *targetName(Target target);
+
+/// The compiler command and its flags: for the CPU, $MIXC_CXX or c++; for
+/// CUDA, $MIXC_NVCC, else /usr/local/cuda/bin/nvcc when present, else nvcc,
+/// building for the architectures in $MIXC_CUDA_ARCHS (default "80 90":
+/// A100, H100/H200).
+std::string compilerCommand(Target target = Target::Cpu);
 
 /// Compiles `source` into <cacheDir>/<hash>.so unless that file exists;
 /// returns its path, or "" with `error` holding the compiler's output tail.
 /// The library is written under a temporary name and renamed into place, so
 /// concurrent runs (sweeps) never load a half-written file.
-std::string buildLibrary(const std::string &source, std::string &error);
+std::string buildLibrary(const std::string &source, std::string &error,
+                         Target target = Target::Cpu);
 
 /// One region's entry points (KernelAbi.h).
 struct RegionFns {
@@ -41,6 +50,8 @@ class Library {
 public:
   /// dlopens `path` and checks its ABI version; nullptr and `error` otherwise.
   static std::shared_ptr<Library> open(const std::string &path, std::string &error);
+  /// Host memory (CPU) or device memory (CUDA).
+  Target target() const { return target_; }
   ~Library();
   Library(const Library &) = delete;
   Library &operator=(const Library &) = delete;
@@ -50,13 +61,16 @@ public:
   const std::string &path() const { return path_; }
 
 private:
-  Library(void *handle, std::string path) : handle_(handle), path_(std::move(path)) {}
+  Library(void *handle, std::string path, Target target)
+      : handle_(handle), path_(std::move(path)), target_(target) {}
   void *handle_;
   std::string path_;
+  Target target_;
 };
 
 /// buildLibrary + Library::open.
-std::shared_ptr<Library> buildAndOpen(const std::string &source, std::string &error);
+std::shared_ptr<Library> buildAndOpen(const std::string &source, std::string &error,
+                                      Target target = Target::Cpu);
 
 } // namespace mixc::kernels
 

@@ -861,6 +861,8 @@ mix::CpuKernels mix::emitKernels(func::FuncOp model, KernelTarget target) {
   else
     os << kCpuPrimitives << "\n";
   os << "extern \"C\" int mixk_abi_version() { return MIXK_ABI_VERSION; }\n";
+  os << "extern \"C\" int mixk_target() { return " << (cuda ? "MIXK_TARGET_CUDA" : "MIXK_TARGET_CPU")
+     << "; }\n";
   int next = 0;
   model.walk([&](mix::FusedOp fused) {
     RegionKernel &rk = out.regions[fused.getName().str()];

@@ -68,6 +68,9 @@ options:
                      generated (fused regions as generated C++ kernels, compiled
                      with $MIXC_CXX or c++ into a cache: $MIXC_KERNEL_CACHE or
                      ~/.cache/mixc/kernels)
+  --device D         compile --backend=generated: build the kernels for cpu
+                     (default) or cuda (nvcc: $MIXC_NVCC or /usr/local/cuda/bin/nvcc,
+                     for the GPU architectures in $MIXC_CUDA_ARCHS, default "80 90")
   --stop-after N     train: stop as if interrupted after N steps (tests resuming)
   --scale NAME       sweep: use the file's [scale.NAME] preset (e.g. small)
   --jobs N           sweep: runs at once (default: [sweep] jobs, else the cores)
@@ -90,6 +93,7 @@ struct Options {
   int64_t size = 0;
   std::string rewrite;
   std::string backend = "libtorch";
+  std::string device = "cpu";
   std::string scale, title;
   int64_t jobs = 0;
   bool dryRun = false, retryFailed = false;
@@ -162,6 +166,12 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.backend = value("--backend");
       if (o.backend != "libtorch" && o.backend != "generated") {
         problem = "--backend must be libtorch or generated, got '" + o.backend + "'";
+        return false;
+      }
+    } else if (is("--device")) {
+      o.device = value("--device");
+      if (o.device != "cpu" && o.device != "cuda") {
+        problem = "--device must be cpu or cuda, got '" + o.device + "'";
         return false;
       }
     } else if (is("--max-steps")) {
@@ -249,7 +259,10 @@ std::string kernelLibrary(const Options &o, const mix::CompileResult &result) {
     return "";
   auto start = std::chrono::steady_clock::now();
   std::string error;
-  std::string path = mixc::kernels::buildLibrary(result.cpuKernels, error);
+  const bool cuda = o.device == "cuda";
+  std::string path = mixc::kernels::buildLibrary(
+      cuda ? result.cudaKernels : result.cpuKernels, error,
+      cuda ? mixc::kernels::Target::Cuda : mixc::kernels::Target::Cpu);
   if (path.empty()) {
     std::cerr << "error: --backend=generated: " << error << "\n";
     return "";
@@ -258,8 +271,8 @@ std::string kernelLibrary(const Options &o, const mix::CompileResult &result) {
   for (const auto &r : result.graph.regions)
     kernels += !r.kernel.empty();
   double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::fprintf(stderr, "kernels: %zu of %zu fused regions generated, %s (%.1f s)\n", kernels,
-               result.graph.regions.size(), path.c_str(), sec);
+  std::fprintf(stderr, "kernels: %zu of %zu fused regions generated for %s, %s (%.1f s)\n",
+               kernels, result.graph.regions.size(), cuda ? "CUDA" : "the CPU", path.c_str(), sec);
   return path;
 }
 
@@ -323,6 +336,9 @@ int cmdNames(const Options &o) {
 int cmdTrain(const Options &o) {
   if (o.files.size() > 1)
     return usage("train takes at most one config file");
+  if (o.device != "cpu")
+    return usage("--device=" + o.device + " applies to compile: mixc train runs on the CPU "
+                 "(bench/cuda_check runs the CUDA kernels)");
   std::string text, path = "<built-in default config>", baseDir = ".";
   if (o.files.empty()) {
     text = mixc::train::defaultConfigText();

@@ -107,7 +107,7 @@ TEST(KernelBuild, ACompileErrorIsReportedWithTheCompilersOutput) {
   setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, 0);
   std::string error;
   EXPECT_EQ(mixc::kernels::buildLibrary("int broken( {", error), "");
-  EXPECT_NE(error.find("compiling the generated kernels failed"), std::string::npos) << error;
+  EXPECT_NE(error.find("compiling the generated CPU kernels failed"), std::string::npos) << error;
   EXPECT_NE(error.find("error"), std::string::npos) << error;
 }
 
@@ -118,4 +118,50 @@ TEST(KernelBuild, ALibraryOfAnotherAbiIsRefused) {
   ASSERT_NE(path, "") << error;
   EXPECT_FALSE(mixc::kernels::Library::open(path, error));
   EXPECT_NE(error.find("another kernel ABI"), std::string::npos) << error;
+}
+
+TEST(KernelBuild, ALibraryThatDoesNotNameItsTargetIsRefused) {
+  setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, 0);
+  std::string error;
+  std::string path = mixc::kernels::buildLibrary(
+      "extern \"C\" int mixk_abi_version() { return " + std::to_string(MIXK_ABI_VERSION) +
+          "; }\nextern \"C\" int mixk_target() { return 7; }\n",
+      error);
+  ASSERT_NE(path, "") << error;
+  EXPECT_FALSE(mixc::kernels::Library::open(path, error));
+  EXPECT_NE(error.find("which device"), std::string::npos) << error;
+}
+
+TEST(KernelBuild, CpuLibraryOfAModelSaysCpu) {
+  setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, 0);
+  mix::CompileResult result = compileStdlib("mamba", {{"d", "16"}, {"n_layers", "1"}});
+  std::string error;
+  auto library = mixc::kernels::buildAndOpen(result.cpuKernels, error);
+  ASSERT_TRUE(library) << error;
+  EXPECT_EQ(library->target(), mixc::kernels::Target::Cpu);
+}
+
+// A CPU tensor must not reach a CUDA kernel (nor the reverse): the region
+// call says so instead of handing host pointers to the device.
+TEST(KernelBuild, ARegionRefusesTensorsOnTheWrongDevice) {
+  mix::CompileResult result = compileStdlib("mamba", {{"d", "16"}, {"n_layers", "1"}});
+  std::string error;
+  setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, 0);
+  auto library = mixc::kernels::buildAndOpen(result.cpuKernels, error);
+  ASSERT_TRUE(library) << error;
+  const mixc::graph::Region &region = result.graph.regions.front();
+  mixc::rt::BoundRegion bound;
+  ASSERT_EQ(mixc::rt::bindRegion(result.graph, region, *library, bound), "");
+  bound.target = mixc::kernels::Target::Cuda; // as if bound to a CUDA library
+  std::vector<at::Tensor> inputs;
+  for (const std::string &v : region.inputs) {
+    (void)v;
+    inputs.push_back(at::zeros({1, 4, 32}));
+  }
+  try {
+    mixc::rt::runRegion(bound, inputs);
+    ADD_FAILURE() << "a CPU tensor reached a CUDA kernel";
+  } catch (const c10::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("its kernel is for the CUDA"), std::string::npos) << e.what();
+  }
 }
