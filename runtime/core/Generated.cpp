@@ -125,19 +125,6 @@ struct RegionFunction : public torch::autograd::Function<RegionFunction> {
   }
 };
 
-/// Every value's shape by name: parameters, node results ("name#i").
-std::map<std::string, std::vector<int64_t>> valueShapes(const graph::Graph &g) {
-  std::map<std::string, std::vector<int64_t>> shapes;
-  for (const graph::Input &in : g.inputs)
-    shapes[in.name] = in.shape;
-  for (const graph::Param &p : g.params)
-    shapes[p.name] = p.shape;
-  for (const graph::Node &n : g.nodes)
-    for (size_t r = 0; r < n.shapes.size(); ++r)
-      shapes[r == 0 ? n.name : n.name + "#" + std::to_string(r)] = n.shapes[r];
-  return shapes;
-}
-
 /// Row values lead with exactly `rank` run-time dims; invariants have none.
 std::string rowKind(const std::vector<int64_t> &shape, int rank, bool &row) {
   int dynamic = 0;
@@ -166,7 +153,7 @@ std::string bindRegion(const graph::Graph &g, const graph::Region &region,
   bound.target = library.target();
   if (!library.lookup(region.kernel, bound.fns))
     return "the kernel library lacks " + region.kernel + "_forward/_backward/_saved";
-  auto shapes = valueShapes(g);
+  auto shapes = graph::valueShapes(g);
   bool anyRow = false;
   for (const std::string &v : region.inputs) {
     auto it = shapes.find(v);

@@ -98,6 +98,8 @@ struct SelectiveScanFn : torch::autograd::Function<SelectiveScanFn> {
                                at::Tensor B, at::Tensor C, at::Tensor D) {
     x = x.contiguous(), dt = dt.contiguous(), A = A.contiguous();
     B = B.contiguous(), C = C.contiguous(), D = D.contiguous();
+    TORCH_CHECK(x.is_cpu(), "selective_scan: the LibTorch path sweeps on the host; on ", x.device(),
+                " use the generated CUDA kernels");
     int64_t nb = x.size(0), nt = x.size(1), nd = x.size(2), nn = A.size(1);
     at::Tensor y = at::empty_like(x);
     at::Tensor states = at::empty({nb, nt, nd, nn}, x.options());
@@ -232,6 +234,8 @@ struct DeltaRuleFn : torch::autograd::Function<DeltaRuleFn> {
   static variable_list forward(AutogradContext *ctx, at::Tensor q, at::Tensor k, at::Tensor v,
                                at::Tensor beta) {
     q = q.contiguous(), k = k.contiguous(), v = v.contiguous(), beta = beta.contiguous();
+    TORCH_CHECK(q.is_cpu(), "delta_rule: the LibTorch path sweeps on the host; on ", q.device(),
+                " use the generated CUDA kernels");
     int64_t nb = q.size(0), nt = q.size(1), nk = q.size(2), nv = v.size(2);
     at::Tensor o = at::empty({nb, nt, nv}, v.options());
     at::Tensor states = at::empty({nb, nt, nv, nk}, v.options());

@@ -92,6 +92,10 @@ std::string toJson(const Graph &g);
 /// on failure returns false with a message naming what is wrong.
 bool fromJson(const std::string &text, Graph &g, std::string &error);
 
+/// Every value's shape by name: inputs, parameters, node results (result
+/// i > 0 of node n as "n#i"); run-time dims are kDynamic.
+std::map<std::string, std::vector<int64_t>> valueShapes(const Graph &g);
+
 /// Number of trainable scalars (frozen buffers excluded).
 int64_t parameterCount(const Graph &g);
 

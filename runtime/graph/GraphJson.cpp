@@ -185,6 +185,18 @@ std::string validate(const Graph &g) {
   return "";
 }
 
+std::map<std::string, std::vector<int64_t>> valueShapes(const Graph &g) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const Input &in : g.inputs)
+    shapes[in.name] = in.shape;
+  for (const Param &p : g.params)
+    shapes[p.name] = p.shape;
+  for (const Node &n : g.nodes)
+    for (size_t r = 0; r < n.shapes.size(); ++r)
+      shapes[r == 0 ? n.name : n.name + "#" + std::to_string(r)] = n.shapes[r];
+  return shapes;
+}
+
 int64_t parameterCount(const Graph &g) {
   int64_t total = 0;
   for (const Param &p : g.params) {
