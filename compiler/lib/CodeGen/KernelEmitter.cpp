@@ -46,7 +46,7 @@
 using namespace mlir;
 
 namespace {
-#include "CpuTemplates.inc" // kKernelAbi, kKernelMath, kCpuPrimitives, kCudaPrimitives
+#include "CpuTemplates.inc" // kKernelAbi, kKernelMath, kCpuPrimitives, kCudaPrimitives, kCudaOnHost
 
 using Shape = std::vector<int64_t>;
 
@@ -393,7 +393,7 @@ void RegionEmitter::launch(llvm::raw_ostream &os, const std::string &body, const
   std::string name = sym + "_k" + std::to_string(kernelCount++);
   kernelText += "__global__ void " + name + "(mixk_dev dv) {\n  const mixk_dev *a = &dv;\n" +
                 prelude + body + "}\n\n";
-  os << "  " << name << "<<<mixk::blocksFor(" << count << "), mixk::kThreads, 0, stream>>>(dv);\n";
+  os << "  MIXK_LAUNCH(" << name << ", mixk::blocksFor(" << count << "), mixk::kThreads, stream)(dv);\n";
 }
 
 void RegionEmitter::serial(llvm::raw_ostream &os, const std::string &body) {
@@ -857,12 +857,19 @@ mix::CpuKernels mix::emitKernels(func::FuncOp model, KernelTarget target) {
   os << "// for model " << model.getSymName() << ". Do not edit.\n";
   os << kKernelAbi << "\n" << kKernelMath << "\n";
   if (cuda)
-    os << kCudaPrimitives << "\n" << kCudaArgs << "\n";
+    os << "#ifdef MIXK_CUDA_ON_HOST\n" << kCudaOnHost << "#endif\n"
+       << kCudaPrimitives << "\n" << kCudaArgs << "\n";
   else
     os << kCpuPrimitives << "\n";
   os << "extern \"C\" int mixk_abi_version() { return MIXK_ABI_VERSION; }\n";
-  os << "extern \"C\" int mixk_target() { return " << (cuda ? "MIXK_TARGET_CUDA" : "MIXK_TARGET_CPU")
-     << "; }\n";
+  if (cuda)
+    os << "#ifdef MIXK_CUDA_ON_HOST\n"
+          "extern \"C\" int mixk_target() { return MIXK_TARGET_CPU; } // run on the host (tests)\n"
+          "#else\n"
+          "extern \"C\" int mixk_target() { return MIXK_TARGET_CUDA; }\n"
+          "#endif\n";
+  else
+    os << "extern \"C\" int mixk_target() { return MIXK_TARGET_CPU; }\n";
   int next = 0;
   model.walk([&](mix::FusedOp fused) {
     RegionKernel &rk = out.regions[fused.getName().str()];

@@ -1,7 +1,11 @@
 // --backend=generated: every stdlib architecture, with its fused regions run
 // through the generated CPU kernels (compiled here by the host compiler),
 // against the LibTorch interpreter on the same graph and weights — logits
-// and every parameter's gradient.
+// and every parameter's gradient. The "_cuda_on_host" cases do the same
+// with the generated CUDA source, compiled for the host with
+// MIXK_CUDA_ON_HOST (templates/cuda_on_host.h: each launch a serial loop
+// over blocks and threads), so the CUDA back end's arithmetic and indexing
+// are checked without a GPU.
 #include "CompileStdlib.h"
 #include "runtime/core/Model.h"
 #include "runtime/kernels/KernelBuild.h"
@@ -21,14 +25,29 @@ double relErr(const at::Tensor &a, const at::Tensor &b) {
   return (a - b).abs().max().item<double>() / (b.abs().max().item<double>() + 1e-12);
 }
 
-class Generated : public ::testing::TestWithParam<const char *> {
+struct Case {
+  const char *arch;
+  bool cudaOnHost;
+};
+void PrintTo(const Case &c, std::ostream *os) { *os << c.arch << (c.cudaOnHost ? " (CUDA source on the host)" : ""); }
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (bool cuda : {false, true})
+    for (const char *a : kArchitectures)
+      out.push_back({a, cuda});
+  return out;
+}
+
+class Generated : public ::testing::TestWithParam<Case> {
 protected:
   void SetUp() override {
     setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, /*overwrite=*/0);
     at::set_num_threads(1);
-    result = compileStdlib(GetParam(), {{"d", "16"}, {"vocab", "20"}});
+    result = compileStdlib(GetParam().arch, {{"d", "16"}, {"vocab", "20"}});
     std::string error;
-    auto library = mixc::kernels::buildAndOpen(result.cpuKernels, error);
+    std::string source = GetParam().cudaOnHost ? "#define MIXK_CUDA_ON_HOST\n" + result.cudaKernels
+                                               : result.cpuKernels;
+    auto library = mixc::kernels::buildAndOpen(source, error);
     ASSERT_TRUE(library) << error;
     reference = Model::create(result.graph, error);
     ASSERT_TRUE(reference) << error;
@@ -56,7 +75,7 @@ TEST_P(Generated, EveryRegionWithAKernelRunsGenerated) {
       EXPECT_NE(why, "") << r.name;
     }
   }
-  EXPECT_GT(kernels, 0) << "no region of " << GetParam() << " has a generated kernel";
+  EXPECT_GT(kernels, 0) << "no region of " << GetParam().arch << " has a generated kernel";
   for (const auto &[name, why] : reference->regionStatus())
     EXPECT_NE(why, "") << name << " ran generated without a library";
 }
@@ -100,8 +119,9 @@ TEST_P(Generated, ReadoutAndNoGradAgree) {
   EXPECT_LT(relErr(generated->forward(tokens, o), reference->forward(tokens, o)), 1e-4);
 }
 
-INSTANTIATE_TEST_SUITE_P(Stdlib, Generated, ::testing::ValuesIn(kArchitectures),
-                         [](const auto &info) { return std::string(info.param); });
+INSTANTIATE_TEST_SUITE_P(Stdlib, Generated, ::testing::ValuesIn(cases()), [](const auto &info) {
+  return std::string(info.param.arch) + (info.param.cudaOnHost ? "_cuda_on_host" : "");
+});
 
 TEST(KernelBuild, ACompileErrorIsReportedWithTheCompilersOutput) {
   setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, 0);

@@ -15,7 +15,12 @@
 //   causal conv      one thread per output element
 //
 //===----------------------------------------------------------------------===//
+#ifdef MIXK_CUDA_ON_HOST
+// (cuda_on_host.h is pasted above: CI runs this source on the host.)
+#else
 #include <cuda_runtime.h>
+#define MIXK_LAUNCH(kernel, grid, block, stream) kernel<<<grid, block, 0, stream>>>
+#endif
 
 #include <cstdint>
 
@@ -92,12 +97,12 @@ __global__ void causalConvBackwardKernel(const float *x, const float *w, const f
 
 inline void causalConvForward(const float *x, const float *w, const float *bias, float *y,
                               int64_t nb, int64_t nt, int64_t nc, int64_t nk, cudaStream_t st) {
-  causalConvForwardKernel<<<blocksFor(nb * nt * nc), kThreads, 0, st>>>(x, w, bias, y, nb, nt, nc, nk);
+  MIXK_LAUNCH(causalConvForwardKernel, blocksFor(nb * nt * nc), kThreads, st)(x, w, bias, y, nb, nt, nc, nk);
 }
 inline void causalConvBackward(const float *x, const float *w, const float *gy, float *gx,
                                float *gw, float *gbias, int64_t nb, int64_t nt, int64_t nc,
                                int64_t nk, cudaStream_t st) {
-  causalConvBackwardKernel<<<blocksFor(nb * nt * nc), kThreads, 0, st>>>(x, w, gy, gx, gw, gbias,
+  MIXK_LAUNCH(causalConvBackwardKernel, blocksFor(nb * nt * nc), kThreads, st)(x, w, gy, gx, gw, gbias,
                                                                         nb, nt, nc, nk);
 }
 
@@ -181,7 +186,7 @@ template <int N>
 void selectiveScanForward(const float *x, const float *dt, const float *A, const float *B,
                           const float *C, const float *D, float *y, float *ckpt, int64_t nb,
                           int64_t nt, int64_t nd, cudaStream_t st) {
-  selectiveScanForwardKernel<N><<<blocksFor(nb * nd), kThreads, 0, st>>>(x, dt, A, B, C, D, y, ckpt,
+  MIXK_LAUNCH(selectiveScanForwardKernel<N>, blocksFor(nb * nd), kThreads, st)(x, dt, A, B, C, D, y, ckpt,
                                                                        nb, nt, nd);
 }
 template <int N>
@@ -189,7 +194,7 @@ void selectiveScanBackward(const float *x, const float *dt, const float *A, cons
                            const float *C, const float *D, const float *ckpt, const float *gy,
                            float *gx, float *gdt, float *gA, float *gB, float *gC, float *gD,
                            int64_t nb, int64_t nt, int64_t nd, cudaStream_t st) {
-  selectiveScanBackwardKernel<N><<<blocksFor(nb * nd), kThreads, 0, st>>>(
+  MIXK_LAUNCH(selectiveScanBackwardKernel<N>, blocksFor(nb * nd), kThreads, st)(
       x, dt, A, B, C, D, ckpt, gy, gx, gdt, gA, gB, gC, gD, nb, nt, nd);
 }
 
@@ -277,13 +282,13 @@ __global__ void deltaRuleBackwardKernel(const float *q, const float *k, const fl
 template <int K>
 void deltaRuleForward(const float *q, const float *k, const float *v, const float *beta, float *o,
                       float *ckpt, int64_t nb, int64_t nt, int64_t nv, cudaStream_t st) {
-  deltaRuleForwardKernel<K><<<blocksFor(nb * nv), kThreads, 0, st>>>(q, k, v, beta, o, ckpt, nb, nt, nv);
+  MIXK_LAUNCH(deltaRuleForwardKernel<K>, blocksFor(nb * nv), kThreads, st)(q, k, v, beta, o, ckpt, nb, nt, nv);
 }
 template <int K>
 void deltaRuleBackward(const float *q, const float *k, const float *v, const float *beta,
                        const float *ckpt, const float *go, float *gq, float *gk, float *gv,
                        float *gbeta, int64_t nb, int64_t nt, int64_t nv, cudaStream_t st) {
-  deltaRuleBackwardKernel<K><<<blocksFor(nb * nv), kThreads, 0, st>>>(q, k, v, beta, ckpt, go, gq, gk,
+  MIXK_LAUNCH(deltaRuleBackwardKernel<K>, blocksFor(nb * nv), kThreads, st)(q, k, v, beta, ckpt, go, gq, gk,
                                                                     gv, gbeta, nb, nt, nv);
 }
 
