@@ -1,6 +1,6 @@
 //===- Peers.h - the natural peers of the generated recurrence kernels ------===//
 //
-// What a researcher would otherwise run on a GPU: the recurrences in their
+// What a researcher would otherwise run on a GPU: the recurrent mixers in their
 // chunked PyTorch form (tensor ops only, autograd for the backward), so
 // they run on any device. cuda_check times the generated kernels against
 // these, and checks these against the runtime's reference sweeps first.
@@ -69,6 +69,32 @@ inline at::Tensor chunkedDeltaRule(const at::Tensor &q, const at::Tensor &k, con
     S = S + at::matmul(kc.select(1, i).transpose(-1, -2), ui);
   }
   return at::stack(outs, 1).view({nb, nc * L, nv}).narrow(1, 0, nt);
+}
+
+/// Causal normalised linear attention (paper-spec §3.4: o_t = Σ_{s≤t}
+/// (φq_t·φk_s) v_s / (Σ_{s≤t} φq_t·φk_s + eps)) in chunks of L steps: the
+/// masked [L, L] products inside a chunk, the running state S = Σ φk vᵀ,
+/// z = Σ φk across chunks. q, k [B, T, F]; v [B, T, D] -> [B, T, D].
+inline at::Tensor chunkedLinearAttention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
+                                         double eps, int64_t L) {
+  const int64_t nb = q.size(0), nt = q.size(1), nf = q.size(2), nd = v.size(2);
+  const int64_t nc = (nt + L - 1) / L, pad = nc * L - nt;
+  // Padding steps have k = 0: they add nothing to the state.
+  auto padT = [&](const at::Tensor &t) { return pad ? at::constant_pad_nd(t, {0, 0, 0, pad}) : t; };
+  at::Tensor qc = padT(q).view({nb, nc, L, nf}), kc = padT(k).view({nb, nc, L, nf});
+  at::Tensor vc = padT(v).view({nb, nc, L, nd});
+  at::Tensor intra = at::matmul(qc, kc.transpose(-1, -2)).tril(0); // [B, nc, L, L]
+  at::Tensor S = at::zeros({nb, nf, nd}, q.options()), z = at::zeros({nb, nf, 1}, q.options());
+  std::vector<at::Tensor> outs;
+  for (int64_t i = 0; i < nc; ++i) {
+    at::Tensor qi = qc.select(1, i), ki = kc.select(1, i), vi = vc.select(1, i), ai = intra.select(1, i);
+    at::Tensor num = at::matmul(ai, vi) + at::matmul(qi, S);
+    at::Tensor den = ai.sum(-1, true) + at::matmul(qi, z) + eps;
+    outs.push_back(num / den);
+    S = S + at::matmul(ki.transpose(-1, -2), vi);
+    z = z + ki.sum(1).unsqueeze(-1);
+  }
+  return at::stack(outs, 1).view({nb, nc * L, nd}).narrow(1, 0, nt);
 }
 
 } // namespace mixc::peers

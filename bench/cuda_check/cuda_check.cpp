@@ -118,6 +118,9 @@ std::vector<at::Tensor> anchorInputs(const std::string &op, const std::vector<st
   if (op == "selective_scan") {
     in[1] = at::softplus(in[1]) * 0.5; // Δ > 0
     in[2] = -at::exp(in[2] * 0.5);     // A < 0
+  } else if (op == "linear_attention") {
+    in[0] = in[0].abs() * 0.3; // non-negative features: the denominator stays away from 0
+    in[1] = in[1].abs() * 0.3;
   } else {
     in[0] = in[0] / in[0].norm(2, -1, true); // q, k unit (DeltaNet's l2norm)
     in[1] = in[1] / in[1].norm(2, -1, true);
@@ -127,8 +130,11 @@ std::vector<at::Tensor> anchorInputs(const std::string &op, const std::vector<st
 }
 
 at::Tensor peer(const std::string &op, const std::vector<at::Tensor> &in, int64_t chunk) {
-  return op == "selective_scan" ? mixc::peers::chunkedSelectiveScan(in[0], in[1], in[2], in[3], in[4], in[5], chunk)
-                                : mixc::peers::chunkedDeltaRule(in[0], in[1], in[2], in[3], chunk);
+  if (op == "selective_scan")
+    return mixc::peers::chunkedSelectiveScan(in[0], in[1], in[2], in[3], in[4], in[5], chunk);
+  if (op == "linear_attention")
+    return mixc::peers::chunkedLinearAttention(in[0], in[1], in[2], 1e-12, chunk);
+  return mixc::peers::chunkedDeltaRule(in[0], in[1], in[2], in[3], chunk);
 }
 
 /// Median seconds of fn() (a forward + backward ending in `sync`).
@@ -145,12 +151,13 @@ template <typename Fn> double median(int iters, Fn fn) {
   return t[t.size() / 2];
 }
 
-/// The first scan / delta-rule region: generated kernel vs the chunked peer.
+/// The first scan / delta-rule / linear-attention region: generated kernel
+/// vs the chunked peer.
 int checkPeer(const Options &o, const mixc::graph::Graph &g, const kernels::Library &library,
               const at::Device &device) {
   auto shapes = mixc::graph::valueShapes(g);
   for (const mixc::graph::Region &r : g.regions) {
-    if (r.kind != "selective_scan" && r.kind != "delta_rule")
+    if (r.kind != "selective_scan" && r.kind != "delta_rule" && r.kind != "linear_attention")
       continue;
     const mixc::graph::Node *anchor = nullptr;
     for (const mixc::graph::Node &n : g.nodes)

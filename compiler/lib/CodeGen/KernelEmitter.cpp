@@ -116,7 +116,8 @@ const llvm::DenseSet<llvm::StringRef> &rowOps() {
   return ops;
 }
 const llvm::DenseSet<llvm::StringRef> &anchorOps() {
-  static const llvm::DenseSet<llvm::StringRef> ops = {"causal_conv", "selective_scan", "delta_rule"};
+  static const llvm::DenseSet<llvm::StringRef> ops = {"causal_conv", "selective_scan", "delta_rule",
+                                                      "linear_attention"};
   return ops;
 }
 
@@ -260,6 +261,10 @@ std::string RegionEmitter::checkAnchor() {
     return row(0) && !row(1) && (anchor->getNumOperands() < 3 || !row(2)) ? "" : "causal_conv operands";
   if (name == "selective_scan")
     return row(0) && row(1) && !row(2) && row(3) && row(4) && !row(5) ? "" : "selective_scan operands";
+  if (name == "linear_attention")
+    return row(0) && row(1) && row(2) && V(anchor->getOperand(0)).n == V(anchor->getOperand(1)).n
+               ? ""
+               : "linear_attention operands";
   return row(0) && row(1) && row(2) && row(3) && V(anchor->getOperand(3)).n == 1 ? ""
                                                                                  : "delta_rule operands";
 }
@@ -723,6 +728,19 @@ void RegionEmitter::emitAnchor(llvm::raw_ostream &os, bool backward) {
       os << "  mixk::selectiveScanBackward" << tmpl << "(" << ins << ", anchor_saved, " << GY << ", "
          << gin(0) << ", " << gin(1) << ", " << gin(2) << ", " << gin(3) << ", " << gin(4) << ", "
          << gin(5) << ", " << dims << ");\n";
+  } else if (name == "linear_attention") {
+    // The backward reads the forward's result (Y, kept in `saved`) for gden.
+    std::string eps = lit(epsOf(*anchor, 1e-12));
+    std::string tmpl = cuda ? "<" + n(0) + ">" : "";
+    std::string dims = cuda ? B + ", " + T + ", " + n(2) : B + ", " + T + ", " + n(0) + ", " + n(2);
+    std::string ins = in(0) + ", " + in(1) + ", " + in(2);
+    if (!backward)
+      os << "  mixk::linearAttentionForward" << tmpl << "(" << ins << ", " << Y << ", anchor_saved, "
+         << dims << ", " << eps << ", " << last << ");\n";
+    else
+      os << "  mixk::linearAttentionBackward" << tmpl << "(" << ins << ", " << Y << ", anchor_saved, "
+         << GY << ", " << gin(0) << ", " << gin(1) << ", " << gin(2) << ", " << dims << ", " << last
+         << ");\n";
   } else { // delta_rule
     std::string dims = cuda ? B + ", " + T + ", " + n(2) + ", " + last
                             : B + ", " + T + ", " + n(0) + ", " + n(2) + ", " + last;
@@ -787,6 +805,8 @@ void RegionEmitter::emit(llvm::raw_ostream &os) {
   else if (anchor && anchor->getName().stripDialect() == "delta_rule")
     os << "mixk::deltaSaved(dims[0], dims[1], " << V(anchor->getOperand(0)).n << ", "
        << V(anchor->getOperand(2)).n << ")";
+  else if (anchor && anchor->getName().stripDialect() == "linear_attention")
+    os << "mixk::linearAttentionSaved(dims[0], dims[1])";
   else
     os << "0";
   os << ";\n  return rows * " << perRow << " + anchor;\n}\n\n";

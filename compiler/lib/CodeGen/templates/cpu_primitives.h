@@ -329,4 +329,105 @@ inline void deltaRuleBackward(const float *q, const float *k, const float *v, co
   }
 }
 
+// ------------------------------------------------------------ linear attention
+//   S_t = S_{t−1} + φk_t v_tᵀ,  z_t = z_{t−1} + φk_t,
+//   o_t = φq_tᵀ S_t / (φq_t · z_t + eps)
+// φq, φk [B,T,F]; v [B,T,D]; S [F][D]. Saved: den_t [B,T] (the forward's o
+// is the anchor result, kept by the region). The backward sweeps forward
+// again for gq (which needs S_t) and then backwards for gk, gv:
+//   gnum_t = go_t / den_t,  gden_t = −(go_t · o_t) / den_t
+//   gq_t = S_t gnum_t + z_t gden_t;  dS_t = Σ_{u≥t} φq_u gnum_uᵀ,  dz_t = Σ_{u≥t} φq_u gden_u
+//   gk_t = dS_t v_t + dz_t;  gv_t = dS_tᵀ φk_t
+inline int64_t linearAttentionSaved(int64_t nb, int64_t nt) { return nb * nt; }
+
+inline void linearAttentionForward(const float *q, const float *k, const float *v, float *o,
+                                   float *den, int64_t nb, int64_t nt, int64_t nf, int64_t nd,
+                                   float eps, int threads) {
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<float> S(nf * nd), z(nf), num(nd);
+#pragma omp for
+    for (int64_t b = 0; b < nb; ++b) {
+      std::fill(S.begin(), S.end(), 0.f);
+      std::fill(z.begin(), z.end(), 0.f);
+      for (int64_t t = 0; t < nt; ++t) {
+        int64_t row = b * nt + t;
+        const float *qt = q + row * nf, *kt = k + row * nf, *vt = v + row * nd;
+        std::fill(num.begin(), num.end(), 0.f);
+        float dn = eps;
+        for (int64_t f = 0; f < nf; ++f) {
+          float *Sf = S.data() + f * nd, kf = kt[f], qf = qt[f];
+          z[f] += kf;
+          dn += qf * z[f];
+          for (int64_t d = 0; d < nd; ++d) {
+            Sf[d] += kf * vt[d];
+            num[d] += qf * Sf[d];
+          }
+        }
+        den[row] = dn;
+        for (int64_t d = 0; d < nd; ++d)
+          o[row * nd + d] = num[d] / dn;
+      }
+    }
+  }
+}
+
+inline void linearAttentionBackward(const float *q, const float *k, const float *v, const float *o,
+                                    const float *den, const float *go, float *gq, float *gk,
+                                    float *gv, int64_t nb, int64_t nt, int64_t nf, int64_t nd,
+                                    int threads) {
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<float> S(nf * nd), z(nf), gnum(nd);
+#pragma omp for
+    for (int64_t b = 0; b < nb; ++b) {
+      std::fill(S.begin(), S.end(), 0.f);
+      std::fill(z.begin(), z.end(), 0.f);
+      for (int64_t t = 0; t < nt; ++t) { // forward again: gq_t needs S_t, z_t
+        int64_t row = b * nt + t;
+        const float *kt = k + row * nf, *vt = v + row * nd, *got = go + row * nd, *ot = o + row * nd;
+        float inv = 1.f / den[row], gden = 0.f;
+        for (int64_t d = 0; d < nd; ++d) {
+          gnum[d] = got[d] * inv;
+          gden -= got[d] * ot[d] * inv;
+        }
+        float *gqt = gq + row * nf;
+        for (int64_t f = 0; f < nf; ++f) {
+          float *Sf = S.data() + f * nd, kf = kt[f], acc = 0.f;
+          z[f] += kf;
+          for (int64_t d = 0; d < nd; ++d) {
+            Sf[d] += kf * vt[d];
+            acc += Sf[d] * gnum[d];
+          }
+          gqt[f] += acc + z[f] * gden;
+        }
+      }
+      float *dS = S.data(), *dz = z.data(); // reused: now dL/dS_t, dL/dz_t
+      std::fill(S.begin(), S.end(), 0.f);
+      std::fill(z.begin(), z.end(), 0.f);
+      for (int64_t t = nt - 1; t >= 0; --t) {
+        int64_t row = b * nt + t;
+        const float *qt = q + row * nf, *kt = k + row * nf, *vt = v + row * nd;
+        const float *got = go + row * nd, *ot = o + row * nd;
+        float inv = 1.f / den[row], gden = 0.f;
+        for (int64_t d = 0; d < nd; ++d) {
+          gnum[d] = got[d] * inv;
+          gden -= got[d] * ot[d] * inv;
+        }
+        float *gkt = gk + row * nf, *gvt = gv + row * nd;
+        for (int64_t f = 0; f < nf; ++f) {
+          float *dSf = dS + f * nd, qf = qt[f], kf = kt[f], acc = 0.f;
+          dz[f] += qf * gden;
+          for (int64_t d = 0; d < nd; ++d) {
+            dSf[d] += qf * gnum[d];
+            acc += dSf[d] * vt[d];
+            gvt[d] += dSf[d] * kf;
+          }
+          gkt[f] += acc + dz[f];
+        }
+      }
+    }
+  }
+}
+
 } // namespace mixk

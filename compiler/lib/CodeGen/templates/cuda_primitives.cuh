@@ -4,7 +4,8 @@
 // source; the code the emitter writes for a fused region calls these host
 // functions for its anchor primitive, on the caller's stream. Same
 // formulas, layouts and checkpoint format as templates/cpu_primitives.h
-// (the `saved` buffer has the same size), so one runtime path serves both.
+// (linear attention's `saved` holds one more [B,T] scratch row here; the
+// runtime asks each library's own <sym>_saved), so one runtime path serves both.
 // The backward ADDS into its gradient buffers; sums over threads use
 // atomicAdd after a warp reduction.
 //
@@ -13,6 +14,9 @@
 //   delta rule       one thread per (b, row i of S); the row (K floats) in
 //                    thread-local memory, checkpoints every kDeltaChunk steps
 //   causal conv      one thread per output element
+//   linear attention one thread per (b, column d of S); the column in
+//                    thread-local memory, no checkpoints (the backward
+//                    sweeps forward again)
 //
 //===----------------------------------------------------------------------===//
 #ifdef MIXK_CUDA_ON_HOST
@@ -290,6 +294,106 @@ void deltaRuleBackward(const float *q, const float *k, const float *v, const flo
                        float *gbeta, int64_t nb, int64_t nt, int64_t nv, cudaStream_t st) {
   MIXK_LAUNCH(deltaRuleBackwardKernel<K>, blocksFor(nb * nv), kThreads, st)(q, k, v, beta, ckpt, go, gq, gk,
                                                                     gv, gbeta, nb, nt, nv);
+}
+
+// ------------------------------------------------------------ linear attention
+//   S_t = S_{t−1} + φk_t v_tᵀ,  z_t = z_{t−1} + φk_t,  o_t = φq_tᵀ S_t / (φq_t · z_t + eps)
+// One thread per (b, column d of S): the column (F floats) and z in thread
+// memory (z is the same for every column; each thread keeps its own copy
+// rather than share it). Saved: den_t, then gden_t (backward) [B,T] each.
+// The backward is as templates/cpu_primitives.h; the sums over d of gq and
+// gk go through warpAtomicAdd (the z terms once, by column 0).
+inline int64_t linearAttentionSaved(int64_t nb, int64_t nt) { return 2 * nb * nt; }
+
+template <int F>
+__global__ void linearAttentionForwardKernel(const float *q, const float *k, const float *v, float *o,
+                                             float *den, int64_t nb, int64_t nt, int64_t nd, float eps) {
+  MIXK_GRID_LOOP(gi, nb * nd) {
+    int64_t d = gi % nd, b = gi / nd;
+    float S[F], z[F];
+    for (int f = 0; f < F; ++f)
+      S[f] = z[f] = 0.f;
+    for (int64_t t = 0; t < nt; ++t) {
+      int64_t row = b * nt + t;
+      const float *qt = q + row * F, *kt = k + row * F;
+      float vd = v[row * nd + d], num = 0.f, dn = eps;
+      for (int f = 0; f < F; ++f) {
+        z[f] += kt[f];
+        S[f] += kt[f] * vd;
+        num += qt[f] * S[f];
+        dn += qt[f] * z[f];
+      }
+      o[row * nd + d] = num / dn;
+      if (d == 0)
+        den[row] = dn;
+    }
+  }
+}
+
+/// gden_t = −(go_t · o_t) / den_t, one thread per (b, t).
+__global__ void linearAttentionGdenKernel(const float *o, const float *den, const float *go,
+                                          float *gden, int64_t rows, int64_t nd) {
+  MIXK_GRID_LOOP(row, rows) {
+    float acc = 0.f;
+    for (int64_t d = 0; d < nd; ++d)
+      acc += go[row * nd + d] * o[row * nd + d];
+    gden[row] = -acc / den[row];
+  }
+}
+
+template <int F>
+__global__ void linearAttentionBackwardKernel(const float *q, const float *k, const float *v,
+                                              const float *den, const float *gden, const float *go,
+                                              float *gq, float *gk, float *gv, int64_t nb, int64_t nt,
+                                              int64_t nd) {
+  MIXK_GRID_LOOP(gi, nb * nd) {
+    int64_t d = gi % nd, b = gi / nd;
+    float S[F], z[F];
+    for (int f = 0; f < F; ++f)
+      S[f] = z[f] = 0.f;
+    for (int64_t t = 0; t < nt; ++t) { // forward again: gq_t needs S_t, z_t
+      int64_t row = b * nt + t;
+      const float *kt = k + row * F;
+      float vd = v[row * nd + d], gnum = go[row * nd + d] / den[row], gd = gden[row];
+      for (int f = 0; f < F; ++f) {
+        z[f] += kt[f];
+        S[f] += kt[f] * vd;
+        warpAtomicAdd(&gq[row * F + f], S[f] * gnum + (d == 0 ? z[f] * gd : 0.f));
+      }
+    }
+    for (int f = 0; f < F; ++f) // now dL/dS_t (column d), dL/dz_t
+      S[f] = z[f] = 0.f;
+    for (int64_t t = nt - 1; t >= 0; --t) {
+      int64_t row = b * nt + t;
+      const float *qt = q + row * F, *kt = k + row * F;
+      float vd = v[row * nd + d], gnum = go[row * nd + d] / den[row], gd = gden[row], gvd = 0.f;
+      for (int f = 0; f < F; ++f) {
+        S[f] += qt[f] * gnum;
+        z[f] += qt[f] * gd;
+        gvd += S[f] * kt[f];
+        warpAtomicAdd(&gk[row * F + f], S[f] * vd + (d == 0 ? z[f] : 0.f));
+      }
+      gv[row * nd + d] += gvd;
+    }
+  }
+}
+
+template <int F>
+inline void linearAttentionForward(const float *q, const float *k, const float *v, float *o,
+                                   float *saved, int64_t nb, int64_t nt, int64_t nd, float eps,
+                                   cudaStream_t st) {
+  MIXK_LAUNCH(linearAttentionForwardKernel<F>, blocksFor(nb * nd), kThreads, st)(q, k, v, o, saved, nb,
+                                                                                nt, nd, eps);
+}
+
+template <int F>
+inline void linearAttentionBackward(const float *q, const float *k, const float *v, const float *o,
+                                    float *saved, const float *go, float *gq, float *gk, float *gv,
+                                    int64_t nb, int64_t nt, int64_t nd, cudaStream_t st) {
+  float *gden = saved + nb * nt;
+  MIXK_LAUNCH(linearAttentionGdenKernel, blocksFor(nb * nt), kThreads, st)(o, saved, go, gden, nb * nt, nd);
+  MIXK_LAUNCH(linearAttentionBackwardKernel<F>, blocksFor(nb * nd), kThreads, st)(q, k, v, saved, gden, go,
+                                                                                 gq, gk, gv, nb, nt, nd);
 }
 
 } // namespace mixk
