@@ -66,6 +66,25 @@ std::string lit(double v) {
   return s + "f";
 }
 
+/// The statistics a norm's forward and backward both start from, over the
+/// row `x` of M floats: mu and rs for layernorm, rs for rmsnorm / l2norm.
+void emitNormStats(llvm::raw_ostream &os, const std::string &in2, llvm::StringRef name,
+                   const std::string &M, double eps) {
+  if (name == "layernorm") {
+    os << in2 << "float mu = 0.f, var = 0.f;\n";
+    os << in2 << "for (int64_t j = 0; j < " << M << "; ++j) mu += x[j];\n";
+    os << in2 << "mu /= " << M << ";\n";
+    os << in2 << "for (int64_t j = 0; j < " << M << "; ++j) var += (x[j] - mu) * (x[j] - mu);\n";
+    os << in2 << "float rs = 1.f / std::sqrt(var / " << M << " + " << lit(eps) << ");\n";
+    return;
+  }
+  bool rms = name == "rmsnorm";
+  os << in2 << "float ss = 0.f;\n";
+  os << in2 << "for (int64_t j = 0; j < " << M << "; ++j) ss += x[j] * x[j];\n";
+  os << in2 << "float rs = 1.f / std::sqrt(ss" << (rms ? " / " + M : std::string()) << " + " << lit(eps)
+     << ");\n";
+}
+
 /// Index into an operand of shape `s` broadcast (numpy rules, right-aligned)
 /// to `out`, for flat output index `j`.
 std::string indexExpr(const Shape &out, Shape s) {
@@ -125,6 +144,11 @@ double epsOf(Operation &op, double dflt) {
   if (auto f = op.getAttrOfType<FloatAttr>("eps"))
     return f.getValueAsDouble();
   return dflt;
+}
+
+/// A norm's eps, with the runtime's defaults (runtime/core/Model.cpp).
+double normEps(Operation &o, llvm::StringRef name) {
+  return epsOf(o, name == "l2norm" ? 1e-6 : 1e-5);
 }
 
 /// Where the code being written reads a value and adds its gradient.
@@ -464,20 +488,12 @@ void RegionEmitter::emitForwardOp(Operation &o, llvm::raw_ostream &os, Ctx &c,
   }
   os << in2 << "const float *x = " << X << " + gi * " << M << "; float *y = " << Y << " + gi * " << M
      << ";\n";
+  emitNormStats(os, in2, name, M, normEps(o, name));
   if (name == "layernorm") {
-    os << in2 << "float mu = 0.f, var = 0.f;\n";
-    os << in2 << "for (int64_t j = 0; j < " << M << "; ++j) mu += x[j];\n";
-    os << in2 << "mu /= " << M << ";\n";
-    os << in2 << "for (int64_t j = 0; j < " << M << "; ++j) var += (x[j] - mu) * (x[j] - mu);\n";
-    os << in2 << "float rs = 1.f / std::sqrt(var / " << M << " + " << lit(epsOf(o, 1e-5)) << ");\n";
     os << in2 << "for (int64_t j = 0; j < " << M << "; ++j) y[j] = (x[j] - mu) * rs * "
        << c.val(o.getOperand(1)) << "[j] + " << c.val(o.getOperand(2)) << "[j];\n";
   } else {
     bool rms = name == "rmsnorm";
-    os << in2 << "float ss = 0.f;\n";
-    os << in2 << "for (int64_t j = 0; j < " << M << "; ++j) ss += x[j] * x[j];\n";
-    os << in2 << "float rs = 1.f / std::sqrt(ss" << (rms ? " / " + M : std::string()) << " + "
-       << lit(epsOf(o, rms ? 1e-5 : 1e-6)) << ");\n";
     os << in2 << "for (int64_t j = 0; j < " << M << "; ++j) y[j] = x[j] * rs"
        << (rms ? " * " + c.val(o.getOperand(1)) + "[j]" : std::string()) << ";\n";
   }
@@ -547,11 +563,7 @@ void RegionEmitter::emitBackwardOp(Operation &o, llvm::raw_ostream &os, Ctx &c,
   if (name == "layernorm") {
     std::string W = c.val(o.getOperand(1)), GW = c.grad(o.getOperand(1)),
                 GB = c.grad(o.getOperand(2));
-    os << in2 << "float mu = 0.f, var = 0.f;\n";
-    os << in2 << "for (int64_t j = 0; j < " << M << "; ++j) mu += x[j];\n";
-    os << in2 << "mu /= " << M << ";\n";
-    os << in2 << "for (int64_t j = 0; j < " << M << "; ++j) var += (x[j] - mu) * (x[j] - mu);\n";
-    os << in2 << "float rs = 1.f / std::sqrt(var / " << M << " + " << lit(epsOf(o, 1e-5)) << ");\n";
+    emitNormStats(os, in2, name, M, normEps(o, name));
     os << in2 << "float m1 = 0.f, m2 = 0.f;\n";
     os << in2 << "for (int64_t j = 0; j < " << M << "; ++j) { float xh = (x[j] - mu) * rs, gh = gy[j] * "
        << W << "[j]; " << GW << "[j] += gy[j] * xh; " << GB << "[j] += gy[j]; m1 += gh; m2 += gh * xh; }\n";
@@ -560,10 +572,7 @@ void RegionEmitter::emitBackwardOp(Operation &o, llvm::raw_ostream &os, Ctx &c,
        << "[j] - m1 - (x[j] - mu) * rs * m2);\n";
   } else {
     bool rms = name == "rmsnorm";
-    os << in2 << "float ss = 0.f;\n";
-    os << in2 << "for (int64_t j = 0; j < " << M << "; ++j) ss += x[j] * x[j];\n";
-    os << in2 << "float rs = 1.f / std::sqrt(ss" << (rms ? " / " + M : std::string()) << " + "
-       << lit(epsOf(o, rms ? 1e-5 : 1e-6)) << ");\n";
+    emitNormStats(os, in2, name, M, normEps(o, name));
     std::string h = rms ? "gy[j] * " + c.val(o.getOperand(1)) + "[j]" : "gy[j]";
     os << in2 << "float dot = 0.f;\n";
     os << in2 << "for (int64_t j = 0; j < " << M << "; ++j) { dot += " << h << " * x[j];"

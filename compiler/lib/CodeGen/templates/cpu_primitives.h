@@ -372,6 +372,17 @@ inline void linearAttentionForward(const float *q, const float *k, const float *
   }
 }
 
+/// o_t = num_t / den_t: gnum_t = go_t / den_t (into gnum); returns gden_t.
+inline float linearAttentionOutGrads(const float *got, const float *ot, float den, float *gnum,
+                                     int64_t nd) {
+  float inv = 1.f / den, gden = 0.f;
+  for (int64_t d = 0; d < nd; ++d) {
+    gnum[d] = got[d] * inv;
+    gden -= got[d] * ot[d] * inv;
+  }
+  return gden;
+}
+
 inline void linearAttentionBackward(const float *q, const float *k, const float *v, const float *o,
                                     const float *den, const float *go, float *gq, float *gk,
                                     float *gv, int64_t nb, int64_t nt, int64_t nf, int64_t nd,
@@ -385,12 +396,8 @@ inline void linearAttentionBackward(const float *q, const float *k, const float 
       std::fill(z.begin(), z.end(), 0.f);
       for (int64_t t = 0; t < nt; ++t) { // forward again: gq_t needs S_t, z_t
         int64_t row = b * nt + t;
-        const float *kt = k + row * nf, *vt = v + row * nd, *got = go + row * nd, *ot = o + row * nd;
-        float inv = 1.f / den[row], gden = 0.f;
-        for (int64_t d = 0; d < nd; ++d) {
-          gnum[d] = got[d] * inv;
-          gden -= got[d] * ot[d] * inv;
-        }
+        const float *kt = k + row * nf, *vt = v + row * nd;
+        float gden = linearAttentionOutGrads(go + row * nd, o + row * nd, den[row], gnum.data(), nd);
         float *gqt = gq + row * nf;
         for (int64_t f = 0; f < nf; ++f) {
           float *Sf = S.data() + f * nd, kf = kt[f], acc = 0.f;
@@ -408,12 +415,7 @@ inline void linearAttentionBackward(const float *q, const float *k, const float 
       for (int64_t t = nt - 1; t >= 0; --t) {
         int64_t row = b * nt + t;
         const float *qt = q + row * nf, *kt = k + row * nf, *vt = v + row * nd;
-        const float *got = go + row * nd, *ot = o + row * nd;
-        float inv = 1.f / den[row], gden = 0.f;
-        for (int64_t d = 0; d < nd; ++d) {
-          gnum[d] = got[d] * inv;
-          gden -= got[d] * ot[d] * inv;
-        }
+        float gden = linearAttentionOutGrads(go + row * nd, o + row * nd, den[row], gnum.data(), nd);
         float *gkt = gk + row * nf, *gvt = gv + row * nd;
         for (int64_t f = 0; f < nf; ++f) {
           float *dSf = dS + f * nd, qf = qt[f], kf = kt[f], acc = 0.f;
