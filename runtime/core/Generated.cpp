@@ -69,6 +69,9 @@ std::vector<at::Tensor> contiguousF32(const BoundRegion &k, const std::vector<at
       TORCH_CHECK(in[i].sizes().slice(0, dims.size()).vec() == dims, "region ", k.region->name,
                   ": input ", k.region->inputs[i], " has sizes ", in[i].sizes(),
                   ", not leading with ", at::IntArrayRef(dims));
+    if (k.inputIsFilter[i])
+      TORCH_CHECK(in[i].size(0) >= dims.back(), "long_conv: filter has ", in[i].size(0),
+                  " taps but the sequence has ", dims.back(), " steps");
     out.push_back(in[i].contiguous());
   }
   return out;
@@ -160,11 +163,16 @@ std::string bindRegion(const graph::Graph &g, const graph::Region &region,
     if (it == shapes.end())
       return "input '" + v + "' is not a value of the graph";
     bool row = false;
-    if (std::string e = rowKind(it->second, region.rowRank, row); !e.empty())
+    const std::vector<int64_t> &shape = it->second;
+    // A long conv's filter [L, C] has one run-time dim where rows have [B, T].
+    const bool filter = region.kind == "long_conv" && region.rowRank == 2 && shape.size() == 2 &&
+                        shape[0] == graph::kDynamic && shape[1] != graph::kDynamic;
+    if (std::string e = filter ? "" : rowKind(shape, region.rowRank, row); !e.empty())
       return "input '" + v + "' " + e;
     if (g.inputs.size() && v == g.inputs[0].name)
       return "input '" + v + "' is the token ids";
     bound.inputIsRow.push_back(row);
+    bound.inputIsFilter.push_back(filter);
     anyRow |= row;
   }
   if (!anyRow)

@@ -28,6 +28,7 @@ struct BoundRegion {
   kernels::RegionFns fns;
   kernels::Target target = kernels::Target::Cpu; // where its tensors must live
   std::vector<bool> inputIsRow; // leads with the rowRank run-time dims
+  std::vector<bool> inputIsFilter; // a long conv's [L, C] filter: L ≥ T rows
   std::vector<bool> outputIsRow;
   std::vector<std::vector<int64_t>> outputShapes; // run-time dims as graph::kDynamic
 };

@@ -115,6 +115,9 @@ enum class Phase { Hoisted, Prologue, Anchor, Epilogue };
 struct Val {
   std::string id;
   bool row = false;
+  // A long conv's filter [L, C]: one run-time dim (L ≥ T) where row values
+  // have two; read by the anchor alone, which indexes it itself.
+  bool filter = false;
   Shape shape; // the inner shape of a row value; the full shape of an invariant
   int64_t n = 1;
   int input = -1;  // block argument index
@@ -136,7 +139,7 @@ const llvm::DenseSet<llvm::StringRef> &rowOps() {
 }
 const llvm::DenseSet<llvm::StringRef> &anchorOps() {
   static const llvm::DenseSet<llvm::StringRef> ops = {"causal_conv", "selective_scan", "delta_rule",
-                                                      "linear_attention"};
+                                                      "linear_attention", "long_conv"};
   return ops;
 }
 
@@ -219,6 +222,16 @@ private:
   int kernelCount = 0;
 };
 
+/// Whether every use of `v` is as the filter (operand 1) of a long conv.
+bool isLongConvFilter(Value v) {
+  if (v.use_empty())
+    return false;
+  for (OpOperand &use : v.getUses())
+    if (!isa<mix::LongConvOp>(use.getOwner()) || use.getOperandNumber() != 1)
+      return false;
+  return true;
+}
+
 std::string RegionEmitter::addValue(Value v, std::string id, int input, Operation *def) {
   auto t = v.getType().dyn_cast<RankedTensorType>();
   if (!t || !t.getElementType().isF32())
@@ -234,6 +247,13 @@ std::string RegionEmitter::addValue(Value v, std::string id, int input, Operatio
   for (size_t i = lead; i < shape.size(); ++i)
     if (ShapedType::isDynamic(shape[i]))
       return "a dynamic dimension follows a static one";
+  if (lead == 1 && shape.size() == 2 && input >= 0 && isLongConvFilter(v)) {
+    x.filter = true;
+    x.shape.assign(shape.begin() + 1, shape.end());
+    x.n = numel(x.shape);
+    vals[v] = x;
+    return "";
+  }
   if (lead > 0) {
     if (R >= 0 && R != static_cast<int>(lead))
       return "values with different numbers of run-time dims";
@@ -289,6 +309,10 @@ std::string RegionEmitter::checkAnchor() {
     return row(0) && row(1) && row(2) && V(anchor->getOperand(0)).n == V(anchor->getOperand(1)).n
                ? ""
                : "linear_attention operands";
+  if (name == "long_conv")
+    return row(0) && V(anchor->getOperand(1)).filter && V(anchor->getOperand(1)).n == V(anchor->getOperand(0)).n
+               ? ""
+               : "long_conv operands (a [B, T, C] input and a [L, C] filter, a region input)";
   return row(0) && row(1) && row(2) && row(3) && V(anchor->getOperand(3)).n == 1 ? ""
                                                                                  : "delta_rule operands";
 }
@@ -737,6 +761,14 @@ void RegionEmitter::emitAnchor(llvm::raw_ostream &os, bool backward) {
       os << "  mixk::selectiveScanBackward" << tmpl << "(" << ins << ", anchor_saved, " << GY << ", "
          << gin(0) << ", " << gin(1) << ", " << gin(2) << ", " << gin(3) << ", " << gin(4) << ", "
          << gin(5) << ", " << dims << ");\n";
+  } else if (name == "long_conv") {
+    // The filter has L ≥ T rows (the runtime checks); the first T are used.
+    std::string dims = B + ", " + T + ", " + n(0) + ", " + last;
+    if (!backward)
+      os << "  mixk::longConvForward(" << in(0) << ", " << in(1) << ", " << Y << ", " << dims << ");\n";
+    else
+      os << "  mixk::longConvBackward(" << in(0) << ", " << in(1) << ", " << GY << ", " << gin(0) << ", "
+         << gin(1) << ", " << dims << ");\n";
   } else if (name == "linear_attention") {
     // The backward reads the forward's result (Y, kept in `saved`) for gden.
     std::string eps = lit(epsOf(*anchor, 1e-12));

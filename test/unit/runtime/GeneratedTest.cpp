@@ -161,6 +161,33 @@ TEST(KernelBuild, CpuLibraryOfAModelSaysCpu) {
   EXPECT_EQ(library->target(), mixc::kernels::Target::Cpu);
 }
 
+// The generated long conv reads the first T taps of its [L, C] filter: a
+// filter shorter than the sequence is an error, as on the LibTorch path.
+TEST(KernelBuild, ALongConvFilterShorterThanTheSequenceIsRefused) {
+  setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, 0);
+  mix::CompileResult result = compileStdlib("hyena", {{"d", "16"}, {"n_layers", "1"}});
+  std::string error;
+  auto library = mixc::kernels::buildAndOpen(result.cpuKernels, error);
+  ASSERT_TRUE(library) << error;
+  const mixc::graph::Region *conv = nullptr;
+  for (const auto &r : result.graph.regions)
+    if (r.kind == "long_conv")
+      conv = &r;
+  ASSERT_TRUE(conv);
+  mixc::rt::BoundRegion bound;
+  ASSERT_EQ(mixc::rt::bindRegion(result.graph, *conv, *library, bound), "");
+  std::vector<at::Tensor> inputs;
+  for (size_t i = 0; i < conv->inputs.size(); ++i)
+    inputs.push_back(bound.inputIsFilter[i] ? at::zeros({3, 16}) : at::zeros({2, 5, 16}));
+  try {
+    mixc::rt::runRegion(bound, inputs);
+    ADD_FAILURE() << "a 3-tap filter ran on 5 steps";
+  } catch (const c10::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("filter has 3 taps but the sequence has 5 steps"), std::string::npos)
+        << e.what();
+  }
+}
+
 // A CPU tensor must not reach a CUDA kernel (nor the reverse): the region
 // call says so instead of handing host pointers to the device.
 TEST(KernelBuild, ARegionRefusesTensorsOnTheWrongDevice) {

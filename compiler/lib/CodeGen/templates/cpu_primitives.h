@@ -432,4 +432,53 @@ inline void linearAttentionBackward(const float *q, const float *k, const float 
   }
 }
 
+// ------------------------------------------------------------ long conv
+//   y[b,t,c] = Σ_{s≤t} h[s,c] · x[b,t−s,c]      x [B,T,C]; h [L,C], L ≥ T
+// Direct (O(T²C) per row) rather than by FFT like the LibTorch path: at
+// the lengths of AR/ATR (tens to a few hundred steps) it is the cheaper
+// one, and it vectorises over c.
+//   gx[b,s,c] = Σ_{t≥s} h[t−s,c] gy[b,t,c];   gh[s,c] = Σ_b Σ_{t≥s} gy[b,t,c] x[b,t−s,c]
+inline void longConvForward(const float *x, const float *h, float *y, int64_t nb, int64_t nt,
+                            int64_t nc, int threads) {
+#pragma omp parallel for collapse(2) num_threads(threads)
+  for (int64_t b = 0; b < nb; ++b)
+    for (int64_t t = 0; t < nt; ++t) {
+      float *yt = y + (b * nt + t) * nc;
+      std::fill(yt, yt + nc, 0.f);
+      for (int64_t s = 0; s <= t; ++s) {
+        const float *hs = h + s * nc, *xs = x + (b * nt + t - s) * nc;
+        for (int64_t c = 0; c < nc; ++c)
+          yt[c] += hs[c] * xs[c];
+      }
+    }
+}
+
+inline void longConvBackward(const float *x, const float *h, const float *gy, float *gx, float *gh,
+                             int64_t nb, int64_t nt, int64_t nc, int threads) {
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp for collapse(2)
+    for (int64_t b = 0; b < nb; ++b)
+      for (int64_t s = 0; s < nt; ++s) {
+        float *gxs = gx + (b * nt + s) * nc;
+        for (int64_t t = s; t < nt; ++t) {
+          const float *ht = h + (t - s) * nc, *gyt = gy + (b * nt + t) * nc;
+          for (int64_t c = 0; c < nc; ++c)
+            gxs[c] += ht[c] * gyt[c];
+        }
+      }
+    // Rows of gh are independent: split them, not the batch.
+#pragma omp for
+    for (int64_t s = 0; s < nt; ++s) {
+      float *ghs = gh + s * nc;
+      for (int64_t b = 0; b < nb; ++b)
+        for (int64_t t = s; t < nt; ++t) {
+          const float *gyt = gy + (b * nt + t) * nc, *xs = x + (b * nt + t - s) * nc;
+          for (int64_t c = 0; c < nc; ++c)
+            ghs[c] += gyt[c] * xs[c];
+        }
+    }
+  }
+}
+
 } // namespace mixk

@@ -14,6 +14,7 @@
 //   delta rule       one thread per (b, row i of S); the row (K floats) in
 //                    thread-local memory, checkpoints every kDeltaChunk steps
 //   causal conv      one thread per output element
+//   long conv        direct, one thread per output (and per filter tap for gh)
 //   linear attention one thread per (b, column d of S); the column in
 //                    thread-local memory, no checkpoints (the backward
 //                    sweeps forward again)
@@ -394,6 +395,50 @@ inline void linearAttentionBackward(const float *q, const float *k, const float 
   MIXK_LAUNCH(linearAttentionGdenKernel, blocksFor(nb * nt), kThreads, st)(o, saved, go, gden, nb * nt, nd);
   MIXK_LAUNCH(linearAttentionBackwardKernel<F>, blocksFor(nb * nd), kThreads, st)(q, k, v, saved, gden, go,
                                                                                  gq, gk, gv, nb, nt, nd);
+}
+
+// ------------------------------------------------------------ long conv
+//   y[b,t,c] = Σ_{s≤t} h[s,c] · x[b,t−s,c]      x [B,T,C]; h [L,C], L ≥ T
+// Direct, one thread per output (not cuFFT: see cpu_primitives.h); the
+// filter gradient one thread per (s, c), summing over b and t itself.
+__global__ void longConvForwardKernel(const float *x, const float *h, float *y, int64_t nb, int64_t nt,
+                                      int64_t nc) {
+  MIXK_GRID_LOOP(i, nb * nt * nc) {
+    int64_t c = i % nc, t = (i / nc) % nt, b = i / (nc * nt);
+    float acc = 0.f;
+    for (int64_t s = 0; s <= t; ++s)
+      acc += h[s * nc + c] * x[(b * nt + t - s) * nc + c];
+    y[i] = acc;
+  }
+}
+
+__global__ void longConvBackwardKernel(const float *x, const float *h, const float *gy, float *gx,
+                                       float *gh, int64_t nb, int64_t nt, int64_t nc) {
+  MIXK_GRID_LOOP(i, nb * nt * nc) { // gx[b,s,c]
+    int64_t c = i % nc, s = (i / nc) % nt, b = i / (nc * nt);
+    float acc = 0.f;
+    for (int64_t t = s; t < nt; ++t)
+      acc += h[(t - s) * nc + c] * gy[(b * nt + t) * nc + c];
+    gx[i] += acc;
+  }
+  MIXK_GRID_LOOP(i, nt * nc) { // gh[s,c]
+    int64_t c = i % nc, s = i / nc;
+    float acc = 0.f;
+    for (int64_t b = 0; b < nb; ++b)
+      for (int64_t t = s; t < nt; ++t)
+        acc += gy[(b * nt + t) * nc + c] * x[(b * nt + t - s) * nc + c];
+    gh[i] += acc;
+  }
+}
+
+inline void longConvForward(const float *x, const float *h, float *y, int64_t nb, int64_t nt, int64_t nc,
+                            cudaStream_t st) {
+  MIXK_LAUNCH(longConvForwardKernel, blocksFor(nb * nt * nc), kThreads, st)(x, h, y, nb, nt, nc);
+}
+
+inline void longConvBackward(const float *x, const float *h, const float *gy, float *gx, float *gh,
+                             int64_t nb, int64_t nt, int64_t nc, cudaStream_t st) {
+  MIXK_LAUNCH(longConvBackwardKernel, blocksFor(nb * nt * nc), kThreads, st)(x, h, gy, gx, gh, nb, nt, nc);
 }
 
 } // namespace mixk
