@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 
 namespace mixc::graph {
 using nlohmann::json;
@@ -97,6 +98,25 @@ std::string toJson(const Graph &g) {
   return j.dump(1) + "\n";
 }
 
+namespace {
+// nlohmann converts a JSON number of any kind to an integer when asked;
+// a float out of range (say 1e80) is then undefined behaviour. Integers
+// are checked to be integers first.
+int64_t intOf(const json &j, const char *what) {
+  if (!j.is_number_integer())
+    throw std::runtime_error(std::string(what) + " must be an integer");
+  return j.get<int64_t>();
+}
+std::vector<int64_t> intsOf(const json &j, const char *what) {
+  if (!j.is_array())
+    throw std::runtime_error(std::string(what) + " must be an array of integers");
+  std::vector<int64_t> out;
+  for (const json &e : j)
+    out.push_back(intOf(e, what));
+  return out;
+}
+} // namespace
+
 bool fromJson(const std::string &text, Graph &g, std::string &error) {
   try {
     json j = json::parse(text);
@@ -104,30 +124,31 @@ bool fromJson(const std::string &text, Graph &g, std::string &error) {
       error = "not a mixc graph file (missing \"format\": \"mixc-graph\")";
       return false;
     }
-    int version = j.at("version").get<int>();
+    int64_t version = intOf(j.at("version"), "version");
     if (version != kFormatVersion) {
       error = "graph format version " + std::to_string(version) + " is not supported (this build reads version " +
               std::to_string(kFormatVersion) + "); recompile the model";
       return false;
     }
     g = Graph{};
-    g.version = version;
+    g.version = static_cast<int>(version);
     g.model = j.at("model").get<std::string>();
     g.source = j.value("source", "");
     for (auto &[k, v] : j.at("config").items())
       g.config.push_back({k, v.get<std::string>()});
     for (const json &in : j.at("inputs"))
-      g.inputs.push_back({in.at("name").get<std::string>(), in.at("shape").get<std::vector<int64_t>>(),
+      g.inputs.push_back({in.at("name").get<std::string>(), intsOf(in.at("shape"), "a shape"),
                           in.at("dtype").get<std::string>()});
     for (const json &p : j.at("params"))
-      g.params.push_back({p.at("name").get<std::string>(), p.at("shape").get<std::vector<int64_t>>(),
+      g.params.push_back({p.at("name").get<std::string>(), intsOf(p.at("shape"), "a shape"),
                           p.at("init").get<std::string>(), p.at("trainable").get<bool>()});
     for (const json &n : j.at("nodes")) {
       Node node;
       node.name = n.at("name").get<std::string>();
       node.op = n.at("op").get<std::string>();
       node.inputs = n.at("inputs").get<std::vector<std::string>>();
-      node.shapes = n.at("shapes").get<std::vector<std::vector<int64_t>>>();
+      for (const json &shape : n.at("shapes"))
+        node.shapes.push_back(intsOf(shape, "a shape"));
       if (n.contains("attrs"))
         for (auto &[k, v] : n.at("attrs").items())
           node.attrs[k] = attrFromJson(v);
@@ -140,7 +161,8 @@ bool fromJson(const std::string &text, Graph &g, std::string &error) {
         g.regions.push_back({r.at("name").get<std::string>(), r.at("kind").get<std::string>(),
                              r.at("inputs").get<std::vector<std::string>>(),
                              r.at("outputs").get<std::vector<std::string>>(),
-                             r.value("row_rank", 0), r.value("kernel", ""), r.value("skipped", "")});
+                             static_cast<int>(r.contains("row_rank") ? intOf(r.at("row_rank"), "row_rank") : 0),
+                             r.value("kernel", ""), r.value("skipped", "")});
   } catch (const std::exception &e) {
     error = std::string("malformed graph file: ") + e.what();
     return false;
