@@ -81,19 +81,24 @@ Pass run(Model &m, const at::Tensor &tokens, const at::Tensor &weight) {
   return out;
 }
 
-/// Median seconds of one forward + backward over `iters` after one warm-up.
-double timePass(Model &m, const at::Tensor &tokens, const at::Tensor &weight, int iters) {
+/// Median seconds of fn() over `iters` runs after one warm-up (fn ends in
+/// a `sync`).
+template <typename Fn> double median(int iters, Fn fn) {
   std::vector<double> t;
   for (int i = 0; i <= iters; ++i) {
     auto start = std::chrono::steady_clock::now();
-    Pass p = run(m, tokens, weight);
-    sync(p.grads.back());
+    fn();
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (i > 0)
       t.push_back(s);
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+/// One forward + backward of the model, timed.
+double timePass(Model &m, const at::Tensor &tokens, const at::Tensor &weight, int iters) {
+  return median(iters, [&] { sync(run(m, tokens, weight).grads.back()); });
 }
 
 double maxAbs(const at::Tensor &a, const at::Tensor &b) {
@@ -135,20 +140,6 @@ at::Tensor peer(const std::string &op, const std::vector<at::Tensor> &in, int64_
   if (op == "linear_attention")
     return mixc::peers::chunkedLinearAttention(in[0], in[1], in[2], 1e-12, chunk);
   return mixc::peers::chunkedDeltaRule(in[0], in[1], in[2], in[3], chunk);
-}
-
-/// Median seconds of fn() (a forward + backward ending in `sync`).
-template <typename Fn> double median(int iters, Fn fn) {
-  std::vector<double> t;
-  for (int i = 0; i <= iters; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    fn();
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (i > 0)
-      t.push_back(s);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 /// The first scan / delta-rule / linear-attention region: generated kernel

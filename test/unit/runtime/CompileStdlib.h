@@ -20,8 +20,9 @@ inline mix::CompileResult compileStdlib(const std::string &arch,
   auto program = fe.elaborate("", config, err);
   EXPECT_TRUE(program) << err.str();
   mix::CompileResult result;
-  if (program)
+  if (program) {
     EXPECT_TRUE(mix::compileProgram(*program, fe.sources(), mix::Stage::Lowered, result, err)) << err.str();
+  }
   return result;
 }
 

@@ -152,23 +152,30 @@ TEST(KernelBuild, ALibraryThatDoesNotNameItsTargetIsRefused) {
   EXPECT_NE(error.find("which device"), std::string::npos) << error;
 }
 
-TEST(KernelBuild, CpuLibraryOfAModelSaysCpu) {
+/// A one-layer, d = 16 stdlib model and its CPU kernel library (nullptr
+/// after a failure is reported).
+static std::shared_ptr<mixc::kernels::Library> oneLayerCpuLibrary(const char *arch, mix::CompileResult &result) {
   setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, 0);
-  mix::CompileResult result = compileStdlib("mamba", {{"d", "16"}, {"n_layers", "1"}});
+  result = compileStdlib(arch, {{"d", "16"}, {"n_layers", "1"}});
   std::string error;
   auto library = mixc::kernels::buildAndOpen(result.cpuKernels, error);
-  ASSERT_TRUE(library) << error;
+  EXPECT_TRUE(library) << error;
+  return library;
+}
+
+TEST(KernelBuild, CpuLibraryOfAModelSaysCpu) {
+  mix::CompileResult result;
+  auto library = oneLayerCpuLibrary("mamba", result);
+  ASSERT_TRUE(library);
   EXPECT_EQ(library->target(), mixc::kernels::Target::Cpu);
 }
 
 // The generated long conv reads the first T taps of its [L, C] filter: a
 // filter shorter than the sequence is an error, as on the LibTorch path.
 TEST(KernelBuild, ALongConvFilterShorterThanTheSequenceIsRefused) {
-  setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, 0);
-  mix::CompileResult result = compileStdlib("hyena", {{"d", "16"}, {"n_layers", "1"}});
-  std::string error;
-  auto library = mixc::kernels::buildAndOpen(result.cpuKernels, error);
-  ASSERT_TRUE(library) << error;
+  mix::CompileResult result;
+  auto library = oneLayerCpuLibrary("hyena", result);
+  ASSERT_TRUE(library);
   const mixc::graph::Region *conv = nullptr;
   for (const auto &r : result.graph.regions)
     if (r.kind == "long_conv")
@@ -191,11 +198,9 @@ TEST(KernelBuild, ALongConvFilterShorterThanTheSequenceIsRefused) {
 // A CPU tensor must not reach a CUDA kernel (nor the reverse): the region
 // call says so instead of handing host pointers to the device.
 TEST(KernelBuild, ARegionRefusesTensorsOnTheWrongDevice) {
-  mix::CompileResult result = compileStdlib("mamba", {{"d", "16"}, {"n_layers", "1"}});
-  std::string error;
-  setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, 0);
-  auto library = mixc::kernels::buildAndOpen(result.cpuKernels, error);
-  ASSERT_TRUE(library) << error;
+  mix::CompileResult result;
+  auto library = oneLayerCpuLibrary("mamba", result);
+  ASSERT_TRUE(library);
   const mixc::graph::Region &region = result.graph.regions.front();
   mixc::rt::BoundRegion bound;
   ASSERT_EQ(mixc::rt::bindRegion(result.graph, region, *library, bound), "");
