@@ -519,23 +519,25 @@ Value bShiftConv(NodeSink &sink, CallArgs &a, const CallSite &site) {
 }
 
 Value bDiagSSM(NodeSink &sink, CallArgs &a, const CallSite &site) {
-  a.bind({"x", "log_dt", "log_a_real", "a_imag", "c"});
+  a.bind({"x", "log_dt", "log_a_real", "a_imag", "b", "c"});
   Value x = a.tensor("x"), dt = a.tensor("log_dt"), ar = a.tensor("log_a_real"),
-        ai = a.tensor("a_imag"), c = a.tensor("c");
+        ai = a.tensor("a_imag"), b = a.tensor("b"), c = a.tensor("c");
   requireRank(a, "x", x, 4);
   requireRank(a, "log_dt", dt, 1);
   requireRank(a, "log_a_real", ar, 2);
+  requireRank(a, "b", b, 3);
   requireRank(a, "c", c, 3);
   Dim h = x.shape()[2];
   requireDim(a, "log_dt", dt.shape()[0], h, "log_dt's size");
   requireDim(a, "log_a_real", ar.shape()[0], h, "log_a_real's head count");
   if (ai.shape() != ar.shape())
     a.error("a_imag", "'a_imag' must have the shape of 'log_a_real', " + shapeStr(ar.shape()));
-  if (c.shape() != Shape{h, ar.shape()[1], lit(2)})
-    a.error("c", "'c' must be [heads, modes, 2] = " + shapeStr({h, ar.shape()[1], lit(2)}) +
-                     ", got " + shapeStr(c.shape()));
+  for (const auto &[arg, v] : {std::pair<const char *, Value>{"b", b}, {"c", c}})
+    if (v.shape() != Shape{h, ar.shape()[1], lit(2)})
+      a.error(arg, std::string("'") + arg + "' must be [heads, modes, 2] = " +
+                       shapeStr({h, ar.shape()[1], lit(2)}) + ", got " + shapeStr(v.shape()));
   std::string name = sink.nodeName(site, "diag_ssm");
-  Ref r = sink.emit("diag_ssm", name, {x.ref, dt.ref, ar.ref, ai.ref, c.ref},
+  Ref r = sink.emit("diag_ssm", name, {x.ref, dt.ref, ar.ref, ai.ref, b.ref, c.ref},
                     {{"state_name", Attr::str(sink.stateName(name))}}, {x.type}, site.loc);
   return Value::tensor(r, x.type);
 }

@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
-cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} "$@" > "$BUILD_DIR.cmake.log" 2>&1 \
-  || { cat "$BUILD_DIR.cmake.log"; exit 1; }
+mkdir -p "$BUILD_DIR"
+LOG="$BUILD_DIR/cmake.log" # inside the build folder: never committed
+cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} "$@" > "$LOG" 2>&1 \
+  || { cat "$LOG"; exit 1; }
 ninja -C "$BUILD_DIR" -j "${JOBS:-$(nproc)}"

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Runs the paper's experiments (examples/paper/*.toml) at a scale and writes
 # the report with its CSVs and plots to examples/paper/results-<scale>/.
+#   bash scripts/paper.sh medium   # the paper's tasks and recipe at d = 64 (hours on 2 cores)
 #   bash scripts/paper.sh small    # ~1 hour on a 2-core CPU
 #   bash scripts/paper.sh          # the full recipe (GPU-scale: weeks on a CPU)
+# JOBS=N sets the runs at once (default: one per core); SWEEPS="ar atr" a subset.
 # Resumable: run it again after an interruption and finished runs are kept.
+# On a fresh checkout the committed results-<scale>/csv/ tables seed the
+# sweep folders, so finished cells are not run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${1:-full}
@@ -12,10 +16,24 @@ OUT=examples/paper/results-$SCALE
 [ -x build/bin/mixc ] || bash scripts/build.sh
 scale_flag=()
 [ "$SCALE" = full ] || scale_flag=(--scale "$SCALE")
-SWEEPS=(ar atr conv-ablation atr-mamba-noconv mamba-internals)
+jobs_flag=()
+[ -z "${JOBS:-}" ] || jobs_flag=(--jobs "$JOBS")
+read -r -a SWEEPS <<< "${SWEEPS:-ar conv-ablation atr atr-mamba-noconv mamba-internals}"
 dirs=()
 for s in "${SWEEPS[@]}"; do
-  build/bin/mixc sweep "examples/paper/$s.toml" "${scale_flag[@]}" --out "$RUNS/$s"
+  file="examples/paper/$s.toml"
+  if [ "$SCALE" != full ] && ! grep -q "^\[scale\.$SCALE\]" "$file"; then
+    echo "paper.sh: $s has no [scale.$SCALE] preset: skipped"
+    continue
+  fi
+  mkdir -p "$RUNS/$s"
+  for t in results attrib; do
+    if [ ! -f "$RUNS/$s/$t.csv" ] && [ -f "$OUT/csv/$s-$t.csv" ]; then
+      cp "$OUT/csv/$s-$t.csv" "$RUNS/$s/$t.csv"
+    fi
+  done
+  build/bin/mixc sweep "$file" "${scale_flag[@]}" "${jobs_flag[@]}" --out "$RUNS/$s" || status=$?
+  [ "${status:-0}" -ne 130 ] || exit 130 # interrupted: run again to continue
   dirs+=("$RUNS/$s")
 done
 build/bin/mixc report "${dirs[@]}" -o "$OUT/report.md" \

@@ -138,7 +138,7 @@ const std::map<std::string, OpInfo> &opTable() {
       {"shift_conv", {[](const Inputs &in, const Node &) {
                         return one(longConv(in[0], shiftKernel(in[1], in[2], in[0].size(1))));
                       }, 3, 3, {}}},
-      {"diag_ssm", {[](const Inputs &in, const Node &) { return one(diagSSM(in[0], in[1], in[2], in[3], in[4])); }, 5, 5, {}}},
+      {"diag_ssm", {[](const Inputs &in, const Node &) { return one(diagSSM(in[0], in[1], in[2], in[3], in[4], in[5])); }, 6, 6, {}}},
       {"softmax_attention", {[](const Inputs &in, const Node &) { return one(softmaxAttention(in[0], in[1], in[2])); }, 3, 3, {}}},
       {"taylor_map", {[](const Inputs &in, const Node &) { return one(taylorMap(in[0])); }, 1, 1, {}}},
       {"linear_attention", {[](const Inputs &in, const Node &n) {

@@ -20,16 +20,23 @@ at::Tensor causalConv(const at::Tensor &x, const at::Tensor &w, const at::Tensor
 /// Causal long conv by FFT of size 2T: x [B, T, C], h [L, C] with L ≥ T.
 at::Tensor longConv(const at::Tensor &x, const at::Tensor &h);
 
-/// H3 shift SSM kernel irfft(conj(rfft(b))·rfft(c)) [C, N], as a [T, C] filter.
+/// H3 shift SSM kernel, the linear cross-correlation K[l] = Σ_m b[m]·c[m+l]
+/// of b, c [C, N] (FFTs of size 2N), as a [T, C] filter (zero past N).
 at::Tensor shiftKernel(const at::Tensor &b, const at::Tensor &c, int64_t T);
 
-/// S4D-Lin kernel per head, [T, H] (paper-spec §3.5 step 4).
+/// S4D-Lin kernel per head, [T, H] (paper-spec §3.5 step 4): b and c are
+/// [H, N, 2] complex (real, imaginary), C̃ = C·B·Δ/(1−ΔA/2).
 at::Tensor diagSSMKernel(const at::Tensor &logDt, const at::Tensor &logAReal,
-                         const at::Tensor &aImag, const at::Tensor &c, int64_t T);
+                         const at::Tensor &aImag, const at::Tensor &b, const at::Tensor &c,
+                         int64_t T);
+
+/// K[l, h] = 2·Re Σ_n w[h, n]·z[h, n]^l for l < T, w and z [H, N, 2]
+/// (re, im): [T, H], with a hand-written backward (Vandermonde.cpp).
+at::Tensor vandermondeKernel(const at::Tensor &w, const at::Tensor &z, int64_t T);
 
 /// x [B, T, H, M] convolved per head with diagSSMKernel.
 at::Tensor diagSSM(const at::Tensor &x, const at::Tensor &logDt, const at::Tensor &logAReal,
-                   const at::Tensor &aImag, const at::Tensor &c);
+                   const at::Tensor &aImag, const at::Tensor &b, const at::Tensor &c);
 
 /// Causal softmax attention, q, k [B, T, K], v [B, T, V]; mask −10000.
 at::Tensor softmaxAttention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v);

@@ -244,8 +244,8 @@ void setPath(toml::table &root, const std::string &path, const toml::node &value
 /// The cell's training config: the base, the fixed values, the cell's
 /// coordinates, its run folder, and absolute paths (the child runs from the
 /// cell's folder's point of view).
-std::string cellConfig(const Spec &s, const Cell &c, const fs::path &cellDir,
-                       const std::string &projectRoot) {
+toml::table cellTable(const Spec &s, const Cell &c, const fs::path &cellDir,
+                      const std::string &projectRoot) {
   toml::table cfg = toml::parse_file(s.base.string());
   for (const auto &[k, v] : s.fixed)
     setPath(cfg, std::string(k.str()), v);
@@ -260,9 +260,143 @@ std::string cellConfig(const Spec &s, const Cell &c, const fs::path &cellDir,
   if (!cfg["train"]["threads"])
     setPath(cfg, "train.threads", toml::value<int64_t>(1));
   setPath(cfg, "output.dir", toml::value<std::string>(fs::absolute(cellDir).string()));
+  return cfg;
+}
+
+std::string cellConfig(const Spec &s, const Cell &c, const fs::path &cellDir,
+                       const std::string &projectRoot) {
   std::ostringstream ss;
-  ss << "# sweep " << s.name << ", cell " << c.name << " (written by mixc sweep)\n" << cfg << "\n";
+  ss << "# sweep " << s.name << ", cell " << c.name << " (written by mixc sweep)\n"
+     << cellTable(s, c, cellDir, projectRoot) << "\n";
   return ss.str();
+}
+
+/// What decides a cell's cost: its config without the learning rate, the
+/// seed and the run folder (cells that differ only there cost the same).
+std::string costKey(toml::table cfg) {
+  if (toml::table *train = cfg["train"].as_table()) {
+    train->erase("lr");
+    train->erase("seed");
+  }
+  cfg.erase("output");
+  std::ostringstream ss;
+  ss << cfg;
+  return ss.str();
+}
+
+/// Runs `argv` (no shell), returns its exit status; stdout into `out`,
+/// stderr into `err`.
+int runCapture(const std::vector<std::string> &argv, std::string &out, std::string &err) {
+  int outPipe[2], errPipe[2];
+  if (pipe(outPipe) != 0)
+    return -1;
+  if (pipe(errPipe) != 0) {
+    close(outPipe[0]);
+    close(outPipe[1]);
+    return -1;
+  }
+  std::vector<char *> a;
+  for (const std::string &s : argv)
+    a.push_back(const_cast<char *>(s.c_str()));
+  a.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(outPipe[1], 1);
+    dup2(errPipe[1], 2);
+    close(outPipe[0]);
+    close(errPipe[0]);
+    execv(a[0], a.data());
+    _exit(127);
+  }
+  close(outPipe[1]);
+  close(errPipe[1]);
+  // Read both pipes to the end (stderr is small; stdout one line).
+  auto drain = [](int fd, std::string &into) {
+    char buf[4096];
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR);)
+      if (n > 0)
+        into.append(buf, static_cast<size_t>(n));
+    close(fd);
+  };
+  drain(outPipe[0], out);
+  drain(errPipe[0], err);
+  int status = 0;
+  if (pid < 0)
+    return -1;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/// `key=value` from a line such as "timing: total_steps=50016 step_s=0.01".
+double field(const std::string &line, const std::string &key) {
+  size_t at = line.find(" " + key + "=");
+  return at == std::string::npos ? -1 : std::atof(line.c_str() + at + key.size() + 2);
+}
+
+std::string hours(double seconds) {
+  char buf[64];
+  if (seconds < 3600)
+    std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  return buf;
+}
+
+/// --dry-run's estimate: a few timed steps for each distinct cell shape
+/// (in a scratch folder, removed after), scaled to every unfinished cell's
+/// steps and evaluations. Interventions and early stopping are left out:
+/// the first costs a few forward passes per cell, the second only shortens.
+void printEstimate(const Spec &s, const std::vector<Cell> &cells,
+                   const std::map<std::string, std::string> &status, const SweepOptions &o) {
+  char scratchTemplate[] = "/tmp/mixc-estimate-XXXXXX";
+  if (!mkdtemp(scratchTemplate)) {
+    std::printf("estimate: cannot create a scratch folder in /tmp\n");
+    return;
+  }
+  const fs::path scratch = scratchTemplate;
+  std::map<std::string, double> costOf; // cost key → seconds of one cell (< 0: failed)
+  double total = 0;
+  size_t counted = 0, shapes = 0;
+  for (const Cell &c : cells) {
+    if (status.count(c.name))
+      continue;
+    toml::table cfg = cellTable(s, c, scratch / "run", o.projectRoot);
+    std::string key = costKey(cfg);
+    auto it = costOf.find(key);
+    if (it == costOf.end()) {
+      ++shapes;
+      const fs::path file = scratch / ("shape" + std::to_string(shapes) + ".toml");
+      std::ostringstream text;
+      text << cfg << "\n";
+      writeFileAtomically(file.string(), text.str());
+      std::string out, err;
+      std::printf("estimate: timing %s ...\n", c.name.c_str());
+      std::fflush(stdout);
+      int code = runCapture({o.self, "train", file.string(), "--time-steps", "5",
+                             "--backend=" + o.backend}, out, err);
+      double steps = field(" " + out, "total_steps"), step = field(" " + out, "step_s"),
+             eval = field(" " + out, "eval_s");
+      double secs = code == 0 && steps > 0 && step > 0 ? steps * step + std::max(0.0, eval) : -1;
+      if (secs < 0) {
+        std::string why = err.substr(0, err.find('\n'));
+        std::printf("estimate: cannot time %s (exit %d): %s\n", c.name.c_str(), code, why.c_str());
+      }
+      it = costOf.emplace(key, secs).first;
+    }
+    if (it->second >= 0) {
+      total += it->second;
+      ++counted;
+    }
+  }
+  std::error_code ec;
+  fs::remove_all(scratch, ec);
+  int64_t jobs = o.jobs > 0 ? o.jobs : s.jobs > 0 ? s.jobs : std::max<int64_t>(1, sysconf(_SC_NPROCESSORS_ONLN));
+  std::printf("estimate: %zu cells to run (%zu distinct shapes timed, 5 steps each, --backend=%s): "
+              "%s of CPU time, about %s wall at --jobs %lld (training and evaluation; "
+              "interventions and early stopping not counted)\n",
+              counted, shapes, o.backend.c_str(), hours(total).c_str(),
+              hours(total / static_cast<double>(jobs)).c_str(), (long long)jobs);
 }
 
 volatile std::sig_atomic_t gStop = 0;
@@ -333,7 +467,6 @@ int runSweep(const SweepOptions &o) {
     return 1;
   }
   std::vector<Cell> cells = cellsOf(s);
-  fs::create_directories(s.out);
   const fs::path resultsPath = s.out / "results.csv", attribPath = s.out / "attrib.csv";
 
   // What the report needs to know about the sweep.
@@ -377,8 +510,10 @@ int runSweep(const SweepOptions &o) {
     if (!cells.empty())
       std::printf("--- %s/cell.toml ---\n%s", cells[0].name.c_str(),
                   cellConfig(s, cells[0], s.out / cells[0].name, o.projectRoot).c_str());
+    printEstimate(s, cells, status, o);
     return 0;
   }
+  fs::create_directories(s.out); // not before: --dry-run creates nothing
   writeFileAtomically((s.out / "sweep-meta.toml").string(), metaText.str());
 
   int64_t jobs = o.jobs > 0 ? o.jobs : s.jobs > 0 ? s.jobs : std::max<int64_t>(1, sysconf(_SC_NPROCESSORS_ONLN));
@@ -405,7 +540,8 @@ int runSweep(const SweepOptions &o) {
     fs::create_directories(dir);
     writeFileAtomically((dir / "cell.toml").string(), cellConfig(s, c, dir, o.projectRoot));
     std::vector<std::vector<std::string>> cmds;
-    std::vector<std::string> train = {o.self, "train", (dir / "cell.toml").string(), "--quiet"};
+    std::vector<std::string> train = {o.self, "train", (dir / "cell.toml").string(), "--quiet",
+                                      "--backend=" + o.backend};
     if (fs::exists(dir / "checkpoint.pt"))
       train.push_back("--resume"); // an interrupted cell continues
     cmds.push_back(train);
@@ -434,6 +570,15 @@ int runSweep(const SweepOptions &o) {
       row["status"] = "ok";
       for (const char *k : {"step", "eval_acc", "eval_prob", "train_loss", "elapsed_s"})
         row[k] = last.count(k) ? last.at(k) : "";
+      // result.toml (written by mixc train at the end): the back end that
+      // ran, and whether train.early_stop_acc ended the run.
+      try {
+        toml::table result = toml::parse_file((dir / "result.toml").string());
+        row["backend"] = result["backend"].value_or(std::string());
+        row["stopped_early"] = result["stopped_early"].value_or(false) ? "1" : "0";
+      } catch (const toml::parse_error &) {
+        row["backend"] = row["stopped_early"] = "";
+      }
       for (const std::string &script : s.scripts) {
         std::string stem = fs::path(script).stem().string();
         Table a = readCsv((dir / "interventions" / stem / "attrib.csv").string());

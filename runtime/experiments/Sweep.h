@@ -26,7 +26,8 @@ struct SweepOptions {
   std::string scale;       // empty: the [grid] as written
   std::string outDir;      // empty: [sweep] out
   int64_t jobs = 0;        // 0: [sweep] jobs, else the number of cores
-  bool dryRun = false;     // list the cells and their configs, run nothing
+  std::string backend = "auto"; // passed to every cell's `mixc train --backend`
+  bool dryRun = false;     // list the cells, their configs and the estimated CPU time
   bool retryFailed = false;
   std::string self;        // the mixc executable the cells run
   std::string projectRoot; // where stdlib/ lives

@@ -25,6 +25,7 @@ void saveCheckpoint(const std::string &path, const rt::Model &model,
   torch::serialize::OutputArchive archive;
   archive.write("format", c10::IValue(std::string("mixc-checkpoint-1")));
   archive.write("step", c10::IValue(meta.step));
+  archive.write("stopped_early", c10::IValue(meta.stoppedEarly));
   archive.write("config", c10::IValue(meta.configText));
   archive.write("graph", c10::IValue(meta.graphJson));
   torch::serialize::OutputArchive weights;
@@ -60,6 +61,8 @@ bool readMeta(torch::serialize::InputArchive &archive, CheckpointMeta &meta, std
     return false;
   }
   meta.step = step.toInt();
+  c10::IValue stopped; // absent in checkpoints written before early stopping
+  meta.stoppedEarly = archive.try_read("stopped_early", stopped) && stopped.isBool() && stopped.toBool();
   meta.configText = config.toStringRef();
   meta.graphJson = graph.toStringRef();
   return true;

@@ -15,6 +15,7 @@ namespace mixc::train {
 /// config and graph it belongs to, so `mixc eval` needs nothing else.
 struct CheckpointMeta {
   int64_t step = 0;
+  bool stoppedEarly = false; // train.early_stop_acc was reached: the run is finished
   std::string configText;
   std::string graphJson;
 };

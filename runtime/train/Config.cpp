@@ -206,7 +206,8 @@ bool parseConfig(const std::string &text, const std::string &path, const std::st
 
     const toml::table *train = r.section(
         "train", {"epochs", "batch_size", "lr", "warmup", "schedule", "seed", "eval_every",
-                  "eval_size", "eval_batch", "checkpoint_every", "max_steps", "threads"});
+                  "eval_size", "eval_batch", "checkpoint_every", "max_steps", "threads",
+                  "early_stop_acc"});
     r.get(train, "epochs", "train", c.epochs);
     r.get(train, "batch_size", "train", c.batchSize);
     r.get(train, "lr", "train", c.lr);
@@ -219,6 +220,7 @@ bool parseConfig(const std::string &text, const std::string &path, const std::st
     r.get(train, "checkpoint_every", "train", c.checkpointEvery);
     r.get(train, "max_steps", "train", c.maxSteps);
     r.get(train, "threads", "train", c.threads);
+    r.get(train, "early_stop_acc", "train", c.earlyStopAcc);
     auto bad = [&](const char *key, const std::string &msg) {
       const toml::node *n = train ? train->get(key) : nullptr;
       r.fail(n ? n->source() : root.source(), msg);
@@ -238,6 +240,8 @@ bool parseConfig(const std::string &text, const std::string &path, const std::st
     if (c.evalSize > c.task.testSize())
       bad("eval_size", "train.eval_size (" + std::to_string(c.evalSize) +
                            ") exceeds task.test_size (" + std::to_string(c.task.testSize()) + ")");
+    if (!(c.earlyStopAcc >= 0 && c.earlyStopAcc <= 1))
+      bad("early_stop_acc", "train.early_stop_acc is an eval accuracy in [0, 1] (0: never stop early)");
     if (c.batchSize > c.task.trainSize())
       bad("batch_size", "train.batch_size exceeds task.train_size");
 

@@ -32,6 +32,7 @@ struct TrainConfig {
   int64_t checkpointEvery = 1000;
   int64_t maxSteps = 0;           // 0: epochs × steps per epoch
   int64_t threads = 0;            // intra-op threads; 0: one
+  double earlyStopAcc = 0;        // stop once eval accuracy >= this (0: never), as zoology
   // [output]
   std::string outDir = "runs/run";
 

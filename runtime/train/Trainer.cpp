@@ -168,6 +168,7 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
     total = std::min(total, c.maxSteps);
 
   int64_t step = 0;
+  bool stoppedEarly = false;
   std::vector<MetricsRow> rows;
   if (opts.resume) {
     CheckpointMeta meta;
@@ -185,10 +186,15 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
       return 1;
     }
     step = meta.step;
+    stoppedEarly = meta.stoppedEarly;
     for (const MetricsRow &r : readMetricsCsv(csvPath))
       if (r.step <= step)
         rows.push_back(r);
-    std::cerr << "resuming " << c.outDir << " at step " << step << "/" << total << "\n";
+    if (stoppedEarly)
+      std::cerr << c.outDir << " is finished: it stopped early at step " << step << "/" << total
+                << " (train.early_stop_acc " << c.earlyStopAcc << ")\n";
+    else
+      std::cerr << "resuming " << c.outDir << " at step " << step << "/" << total << "\n";
   } else if (fs::exists(ckptPath)) {
     std::cerr << "error: " << c.outDir << " already holds a run (checkpoint.pt); pass --resume "
               << "to continue it, or choose another [output] dir\n";
@@ -220,10 +226,10 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
   int64_t startStep = step, window = 0;
   double windowLoss = 0, windowAcc = 0, lastLoss = 0, lastAcc = 0;
   double tokensSeen = 0; // real (unpadded) tokens: comparable across tasks
-  while (step < total) {
+  while (step < total && !stoppedEarly) {
     if (gStop || (opts.stopAfter > 0 && step == opts.stopAfter)) {
       progress.finish();
-      saveCheckpoint(ckptPath, *model, &optimizer, {step, c.text, graphJson});
+      saveCheckpoint(ckptPath, *model, &optimizer, {step, false, c.text, graphJson});
       std::cerr << "interrupted: checkpoint saved at step " << step << "; continue with --resume\n";
       return 130;
     }
@@ -259,22 +265,77 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
     double eta = elapsed / static_cast<double>(step - startStep) * static_cast<double>(total - step);
     progress.update(step, lastLoss, lastAcc, tps, eta);
     if (step % c.evalEvery == 0 || step == total) {
-      record(windowLoss / window, windowAcc / window, tps, elapsed);
+      EvalResult e = record(windowLoss / window, windowAcc / window, tps, elapsed);
       windowLoss = windowAcc = 0;
       window = 0;
+      // zoology's early stopping: the eval accuracy, checked at each eval.
+      stoppedEarly = c.earlyStopAcc > 0 && e.accuracy >= c.earlyStopAcc;
     }
-    if (step % c.checkpointEvery == 0 || step == total)
-      saveCheckpoint(ckptPath, *model, &optimizer, {step, c.text, graphJson});
+    if (stoppedEarly || step % c.checkpointEvery == 0 || step == total)
+      saveCheckpoint(ckptPath, *model, &optimizer, {step, stoppedEarly, c.text, graphJson});
   }
   progress.finish();
+  if (rows.empty()) {
+    std::cerr << "error: " << csvPath << " has no rows to resume from\n";
+    return 1;
+  }
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const MetricsRow &last = rows.back();
+  const char *backend = opts.kernelLibrary.empty() ? "libtorch" : "generated";
+  char summary[512];
+  std::snprintf(summary, sizeof summary,
+                "# written by mixc train when the run finished\n"
+                "step = %lld\ntotal_steps = %lld\nstopped_early = %s\neval_acc = %.6g\n"
+                "eval_prob = %.6g\nbackend = \"%s\"\n",
+                (long long)step, (long long)total, stoppedEarly ? "true" : "false", last.evalAcc,
+                last.evalProb, backend);
+  writeFileAtomically((fs::path(c.outDir) / "result.toml").string(), summary);
   std::printf("%s: eval accuracy %.4f (mean p(answer) %.4f) on %lld test documents after %lld steps"
-              " (%s, %.0f tokens/s)\n",
+              "%s (%s, %.0f tokens/s)\n",
               g.model.c_str(), last.evalAcc, last.evalProb, (long long)std::min(c.evalSize, c.task.testSize()),
-              (long long)step, formatDuration(elapsed).c_str(), last.tokensPerSec);
+              (long long)step, stoppedEarly ? " (stopped early)" : "", formatDuration(elapsed).c_str(),
+              last.tokensPerSec);
   std::printf("run folder: %s (metrics.csv, curves.svg, checkpoint.pt)\n", c.outDir.c_str());
   return 0;
+}
+
+bool timeSteps(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts,
+               int64_t steps, StepTiming &out, std::string &error) {
+  rt::setThreads(static_cast<int>(c.threads));
+  std::unique_ptr<rt::Model> model = buildModel(g, opts.kernelLibrary);
+  if (!model) {
+    error = "cannot run the model (see above)";
+    return false;
+  }
+  tasks::TaskData data = tasks::makeTask(c.task, c.cacheDir); // cached for the real run
+  const tasks::Dataset &trainSet = data.train;
+  model->initParameters(c.seed);
+  torch::optim::AdamW optimizer(model->trainable(), torch::optim::AdamWOptions(c.lr));
+  const int64_t stepsPerEpoch = std::max<int64_t>(1, trainSet.size() / c.batchSize);
+  out.totalSteps = c.epochs * stepsPerEpoch;
+  if (c.maxSteps > 0)
+    out.totalSteps = std::min(out.totalSteps, c.maxSteps);
+  auto oneStep = [&](int64_t step) {
+    int64_t first = (step % stepsPerEpoch) * c.batchSize;
+    Batch batch = batchOf(trainSet, first, first + c.batchSize);
+    rt::Model::Options o;
+    o.readout = batch.readout;
+    at::Tensor loss = at::cross_entropy_loss(model->forward(batch.tokens, o).squeeze(1), batch.target);
+    optimizer.zero_grad();
+    loss.backward();
+    optimizer.step();
+  };
+  oneStep(0); // warm-up: allocations, first-touch
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t s = 1; s <= steps; ++s)
+    oneStep(s);
+  auto mid = std::chrono::steady_clock::now();
+  evaluateOn(*model, data.test, c.evalSize, c.evalBatch);
+  auto end = std::chrono::steady_clock::now();
+  out.stepSec = std::chrono::duration<double>(mid - start).count() / static_cast<double>(steps);
+  int64_t evals = 2 + out.totalSteps / c.evalEvery; // step 0, every eval_every, the end
+  out.evalSec = static_cast<double>(evals) * std::chrono::duration<double>(end - mid).count();
+  return true;
 }
 
 int evaluate(const std::string &where, int64_t evalSize, std::ostream &out) {

@@ -31,6 +31,20 @@ bool bindTaskToModel(TrainConfig &config, std::string &error);
 /// Returns the process exit status.
 int train(const TrainConfig &config, const graph::Graph &graph, const RunOptions &options);
 
+/// What one cell of a sweep costs, from a few timed steps on the task's
+/// own data: the run's step count, seconds per training step (forward,
+/// backward, AdamW), and seconds of evaluation over the whole run.
+struct StepTiming {
+  int64_t totalSteps = 0;
+  double stepSec = 0, evalSec = 0;
+};
+
+/// Times `steps` training steps (after one warm-up step) and one evaluation;
+/// writes nothing to the run folder. False (and `error`) if the model or the
+/// kernels cannot be set up.
+bool timeSteps(const TrainConfig &config, const graph::Graph &graph, const RunOptions &options,
+               int64_t steps, StepTiming &out, std::string &error);
+
 /// Accuracy of a checkpoint (or run folder) on the first `evalSize` test
 /// documents (0: as configured). Returns the exit status.
 int evaluate(const std::string &checkpointOrRun, int64_t evalSize, std::ostream &out);

@@ -252,7 +252,7 @@ func.func @shift_conv_shapes(%x: tensor<?x?x4xf32>, %b: tensor<4x8xf32>, %c: ten
 func.func @diag_ssm_imag(%x: tensor<?x?x2x3xf32>, %dt: tensor<2xf32>, %ar: tensor<2x5xf32>,
                          %ai: tensor<2x4xf32>, %c: tensor<2x5x2xf32>) {
   // expected-error @+1 {{expects a_imag of the shape of log_a_real}}
-  %y = mix.diag_ssm %x, %dt, %ar, %ai, %c {name = "s", state_name = "st"} : (tensor<?x?x2x3xf32>, tensor<2xf32>, tensor<2x5xf32>, tensor<2x4xf32>, tensor<2x5x2xf32>) -> tensor<*xf32>
+  %y = mix.diag_ssm %x, %dt, %ar, %ai, %c, %c {name = "s", state_name = "st"} : (tensor<?x?x2x3xf32>, tensor<2xf32>, tensor<2x5xf32>, tensor<2x4xf32>, tensor<2x5x2xf32>, tensor<2x5x2xf32>) -> tensor<*xf32>
   return
 }
 
@@ -261,7 +261,7 @@ func.func @diag_ssm_imag(%x: tensor<?x?x2x3xf32>, %dt: tensor<2xf32>, %ar: tenso
 func.func @diag_ssm_heads(%x: tensor<?x?x2x3xf32>, %dt: tensor<3xf32>, %ar: tensor<2x5xf32>,
                           %c: tensor<2x5x2xf32>) {
   // expected-error @+1 {{log_dt size is 3 but must be 2}}
-  %y = mix.diag_ssm %x, %dt, %ar, %ar, %c {name = "s", state_name = "st"} : (tensor<?x?x2x3xf32>, tensor<3xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5x2xf32>) -> tensor<*xf32>
+  %y = mix.diag_ssm %x, %dt, %ar, %ar, %c, %c {name = "s", state_name = "st"} : (tensor<?x?x2x3xf32>, tensor<3xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5x2xf32>, tensor<2x5x2xf32>) -> tensor<*xf32>
   return
 }
 
@@ -270,7 +270,16 @@ func.func @diag_ssm_heads(%x: tensor<?x?x2x3xf32>, %dt: tensor<3xf32>, %ar: tens
 func.func @diag_ssm_complex(%x: tensor<?x?x2x3xf32>, %dt: tensor<2xf32>, %ar: tensor<2x5xf32>,
                             %c: tensor<2x5x3xf32>) {
   // expected-error @+1 {{c's last dimension (re, im) is 3 but must be 2}}
-  %y = mix.diag_ssm %x, %dt, %ar, %ar, %c {name = "s", state_name = "st"} : (tensor<?x?x2x3xf32>, tensor<2xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5x3xf32>) -> tensor<*xf32>
+  %y = mix.diag_ssm %x, %dt, %ar, %ar, %c, %c {name = "s", state_name = "st"} : (tensor<?x?x2x3xf32>, tensor<2xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5x3xf32>, tensor<2x5x3xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @diag_ssm_b(%x: tensor<?x?x2x3xf32>, %dt: tensor<2xf32>, %ar: tensor<2x5xf32>,
+                      %b: tensor<2x4x2xf32>, %c: tensor<2x5x2xf32>) {
+  // expected-error @+1 {{expects b of the shape of c}}
+  %y = mix.diag_ssm %x, %dt, %ar, %ar, %b, %c {name = "s", state_name = "st"} : (tensor<?x?x2x3xf32>, tensor<2xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x4x2xf32>, tensor<2x5x2xf32>) -> tensor<*xf32>
   return
 }
 

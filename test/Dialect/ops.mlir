@@ -78,7 +78,7 @@ func.func @all_ops(%ids: tensor<?x?xi64>, %x: tensor<?x?x4xf32>, %x4: tensor<?x?
   %ar = mix.param {name = "ar", shape = array<i64: 2, 5>, init = "zeros", trainable = true} : tensor<2x5xf32>
   %cc = mix.param {name = "cc", shape = array<i64: 2, 5, 2>, init = "zeros", trainable = true} : tensor<2x5x2xf32>
   // CHECK: mix.diag_ssm {{.*}} {name = "ssm", state_name = "ssm.state"}
-  %ds = mix.diag_ssm %x4, %dt, %ar, %ar, %cc {name = "ssm", state_name = "ssm.state"} : (tensor<?x?x2x3xf32>, tensor<2xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5x2xf32>) -> tensor<?x?x2x3xf32>
+  %ds = mix.diag_ssm %x4, %dt, %ar, %ar, %cc, %cc {name = "ssm", state_name = "ssm.state"} : (tensor<?x?x2x3xf32>, tensor<2xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5x2xf32>, tensor<2x5x2xf32>) -> tensor<?x?x2x3xf32>
   // CHECK: mix.softmax_attention
   %sa = mix.softmax_attention %x, %x, %fc {name = "sa"} : (tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
   // CHECK: mix.taylor_map {{.*}} -> tensor<?x?x21xf32>

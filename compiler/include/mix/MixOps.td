@@ -235,10 +235,11 @@ def Mix_LongConvOp : Mix_ShapedOp<"long_conv"> {
 }
 
 def Mix_ShiftConvOp : Mix_ShapedOp<"shift_conv"> {
-  let summary = "H3 shift SSM: causal conv with kernel irfft(conj(rfft(B))·rfft(C))";
+  let summary = "H3 shift SSM: causal conv with the cross-correlation of B and C as kernel";
   let description = [{
-    x [B, T, C]; b, c [C, N]. The kernel K = irfft(conj(rfft(b)) · rfft(c))[:T]
-    (paper-spec §3.5 step 2) equals c when b = e₁; y = K ∗ x (causal).
+    x [B, T, C]; b, c [C, N]. The kernel is the linear cross-correlation
+    K[l] = Σ_m b[m]·c[m+l] (FFTs of size 2N, as in zoology; paper-spec §3.5
+    step 2), zero past N; it equals c when b = e₁; y = K ∗ x (causal).
   }];
   let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$b, F32Tensor:$c);
   let results = (outs F32Tensor:$result);
@@ -249,16 +250,17 @@ def Mix_DiagSSMOp : Mix_ShapedOp<"diag_ssm"> {
   let summary = "S4D-Lin diagonal SSM conv per head: x [B, T, H, M]";
   let description = [{
     Per head h with N complex modes: A = −exp(log_a_real) + i·a_imag,
-    Δ = exp(log_dt); bilinear dA = (1+ΔA/2)/(1−ΔA/2), C̃ = C·Δ/(1−ΔA/2);
-    K[l] = 2·Re Σ_n C̃_n dA_n^l (paper-spec §3.5 step 4). The kernel of head h
+    Δ = exp(log_dt); bilinear dA = (1+ΔA/2)/(1−ΔA/2), C̃ = C·B·Δ/(1−ΔA/2);
+    K[l] = 2·Re Σ_n C̃_n dA_n^l (paper-spec §3.5 step 4; B is a trainable
+    parameter, initialised to 1, as in zoology). The kernel of head h
     convolves each of its M channels: y = K ∗ x. Shapes: log_dt [H],
-    log_a_real and a_imag [H, N], c [H, N, 2] (real, imaginary).
+    log_a_real and a_imag [H, N], b and c [H, N, 2] (real, imaginary).
   }];
   let arguments = (ins StrAttr:$name, StrAttr:$state_name, F32Tensor:$x,
                        F32Tensor:$log_dt, F32Tensor:$log_a_real,
-                       F32Tensor:$a_imag, F32Tensor:$c);
+                       F32Tensor:$a_imag, F32Tensor:$b, F32Tensor:$c);
   let results = (outs F32Tensor:$result);
-  let assemblyFormat = "$x `,` $log_dt `,` $log_a_real `,` $a_imag `,` $c attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$x `,` $log_dt `,` $log_a_real `,` $a_imag `,` $b `,` $c attr-dict `:` functional-type(operands, results)";
 }
 
 //===----------------------------------------------------------------------===//

@@ -382,6 +382,7 @@ LogicalResult DiagSSMOp::shapeRule(SmallVectorImpl<Type> &out) {
       failed(expectRank(*this, getLogDt(), "log_dt", 1)) ||
       failed(expectRank(*this, getLogAReal(), "log_a_real", 2)) ||
       failed(expectRank(*this, getAImag(), "a_imag", 2)) ||
+      failed(expectRank(*this, getB(), "b", 3)) ||
       failed(expectRank(*this, getC(), "c", 3)))
     return failure();
   int64_t heads = dims(getX())[2];
@@ -395,6 +396,8 @@ LogicalResult DiagSSMOp::shapeRule(SmallVectorImpl<Type> &out) {
       failed(expectDim(*this, "c modes", dims(getC())[1], a[1])) ||
       failed(expectDim(*this, "c's last dimension (re, im)", dims(getC())[2], 2)))
     return failure();
+  if (dims(getB()) != dims(getC()))
+    return emitOpError() << "expects b of the shape of c, got " << getB().getType();
   return sameAsInput(*this, getX(), out);
 }
 

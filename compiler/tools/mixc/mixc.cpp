@@ -64,14 +64,18 @@ options:
   --max-steps N      train: override [train] max_steps (a quick look at a config)
   --size N           eval/intervene: number of test documents (default: as trained / 320)
   --rewrite FILE     compile: apply an intervention script (see --emit=mlir)
-  --backend B        compile/train: libtorch (default: one LibTorch op per node) or
+  --backend B        compile/train: libtorch (default: one LibTorch op per node),
                      generated (fused regions as generated C++ kernels, compiled
                      with $MIXC_CXX or c++ into a cache: $MIXC_KERNEL_CACHE or
-                     ~/.cache/mixc/kernels)
+                     ~/.cache/mixc/kernels) or auto (generated where the kernels
+                     build, else LibTorch, saying why); sweep: passed to every
+                     cell (default auto)
   --device D         compile --backend=generated: build the kernels for cpu
                      (default) or cuda (nvcc: $MIXC_NVCC or /usr/local/cuda/bin/nvcc,
                      for the GPU architectures in $MIXC_CUDA_ARCHS, default "80 90")
   --stop-after N     train: stop as if interrupted after N steps (tests resuming)
+  --time-steps N     train: time N steps and one evaluation, print the run's cost
+                     ("timing: ..."), write no run folder (sweep --dry-run uses it)
   --scale NAME       sweep: use the file's [scale.NAME] preset (e.g. small)
   --jobs N           sweep: runs at once (default: [sweep] jobs, else the cores)
   --dry-run          sweep: list the cells and the first cell's config
@@ -88,11 +92,11 @@ struct Options {
   std::string emit = "graph";
   std::string output;
   bool resume = false, quiet = false;
-  int64_t stopAfter = 0, maxSteps = 0;
+  int64_t stopAfter = 0, maxSteps = 0, timeSteps = 0;
   std::string outDir;
   int64_t size = 0;
   std::string rewrite;
-  std::string backend = "libtorch";
+  std::string backend; // empty: libtorch, or auto for sweep
   std::string device = "cpu";
   std::string scale, title;
   int64_t jobs = 0;
@@ -164,8 +168,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.rewrite = value("--rewrite");
     } else if (is("--backend")) {
       o.backend = value("--backend");
-      if (o.backend != "libtorch" && o.backend != "generated") {
-        problem = "--backend must be libtorch or generated, got '" + o.backend + "'";
+      if (o.backend != "libtorch" && o.backend != "generated" && o.backend != "auto") {
+        problem = "--backend must be libtorch, generated or auto, got '" + o.backend + "'";
         return false;
       }
     } else if (is("--device")) {
@@ -178,6 +182,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.maxSteps = positive("--max-steps");
     } else if (is("--stop-after")) {
       o.stopAfter = positive("--stop-after");
+    } else if (is("--time-steps")) {
+      o.timeSteps = positive("--time-steps");
     } else if (is("--scale")) {
       o.scale = value("--scale");
     } else if (is("--title")) {
@@ -252,10 +258,11 @@ bool compileFile(const Options &o, const std::string &file, mix::CompileResult &
                              o.rewrite.empty() ? nullptr : &script);
 }
 
-/// --backend=generated: the model's generated kernels as a shared library
-/// in the cache (built unless already there); "" after printing the error.
+/// --backend=generated (or auto): the model's generated kernels as a shared
+/// library in the cache (built unless already there); "" after printing the
+/// error (for auto: a note that the LibTorch back end runs instead).
 std::string kernelLibrary(const Options &o, const mix::CompileResult &result) {
-  if (o.backend != "generated")
+  if (o.backend != "generated" && o.backend != "auto")
     return "";
   auto start = std::chrono::steady_clock::now();
   std::string error;
@@ -264,7 +271,11 @@ std::string kernelLibrary(const Options &o, const mix::CompileResult &result) {
       cuda ? result.cudaKernels : result.cpuKernels, error,
       cuda ? mixc::kernels::Target::Cuda : mixc::kernels::Target::Cpu);
   if (path.empty()) {
-    std::cerr << "error: --backend=generated: " << error << "\n";
+    if (o.backend == "auto")
+      std::cerr << "note: --backend=auto: the generated kernels did not build, so the LibTorch "
+                   "back end runs instead: " << error << "\n";
+    else
+      std::cerr << "error: --backend=generated: " << error << "\n";
     return "";
   }
   size_t kernels = 0;
@@ -385,6 +396,17 @@ int cmdTrain(const Options &o) {
   mixc::train::RunOptions run{o.resume, o.quiet, o.stopAfter, kernelLibrary(o, result)};
   if (o.backend == "generated" && run.kernelLibrary.empty())
     return 1;
+  if (o.timeSteps > 0) {
+    mixc::train::StepTiming t;
+    if (!mixc::train::timeSteps(config, result.graph, run, o.timeSteps, t, error)) {
+      std::cerr << "error: " << error << "\n";
+      return 1;
+    }
+    std::printf("timing: total_steps=%lld step_s=%.6g eval_s=%.6g backend=%s\n",
+                (long long)t.totalSteps, t.stepSec, t.evalSec,
+                run.kernelLibrary.empty() ? "libtorch" : "generated");
+    return 0;
+  }
   return mixc::train::train(config, result.graph, run);
 }
 
@@ -426,6 +448,7 @@ int cmdSweep(const Options &o) {
   s.scale = o.scale;
   s.outDir = o.outDir;
   s.jobs = o.jobs;
+  s.backend = o.backend;
   s.dryRun = o.dryRun;
   s.retryFailed = o.retryFailed;
   std::error_code ec;
@@ -469,6 +492,8 @@ int main(int argc, char **argv) {
   }
   if (!parseArgs(argc, argv, o, problem))
     return usage(problem);
+  if (o.backend.empty()) // a sweep's cells use the generated kernels wherever they build
+    o.backend = o.command == "sweep" ? "auto" : "libtorch";
   if (o.command == "compile")
     return cmdCompile(o);
   if (o.command == "params")

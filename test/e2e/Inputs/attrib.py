@@ -1,7 +1,9 @@
 """Checks on attrib.csv files written by `mixc intervene` (used by lit tests).
 
   attrib.py FILE min LABEL X          the cell's Attrib is at least X
-  attrib.py FILE equal COL1 COL2      the two columns are identical in every row
+  attrib.py FILE close COL1 COL2 TOL  the two columns differ by at most TOL in every row
+                                      (columns computed at different batch positions
+                                      agree up to rounding, never bit for bit)
   attrib.py FILE same-as OTHER LABEL  the cell's p_patched in FILE equals OTHER's only cell
 """
 import csv
@@ -25,10 +27,11 @@ def main():
         r = cell(path, sys.argv[3])
         if r["kept"] != "1" or float(r["attrib"]) < float(sys.argv[4]):
             sys.exit(f"Attrib of {sys.argv[3]!r} is {r['attrib']} (kept={r['kept']}), want >= {sys.argv[4]}")
-    elif what == "equal":
+    elif what == "close":
+        a, b, tol = sys.argv[3], sys.argv[4], float(sys.argv[5])
         for r in rows(path):
-            if r[sys.argv[3]] != r[sys.argv[4]]:
-                sys.exit(f"{r['label']}: {sys.argv[3]}={r[sys.argv[3]]} but {sys.argv[4]}={r[sys.argv[4]]}")
+            if abs(float(r[a]) - float(r[b])) > tol:
+                sys.exit(f"{r['label']}: {a}={r[a]} but {b}={r[b]} (tolerance {tol})")
     elif what == "same-as":
         a = float(cell(path, sys.argv[4])["p_patched"])
         b = float(rows(sys.argv[3])[0]["p_patched"])

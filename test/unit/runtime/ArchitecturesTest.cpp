@@ -73,6 +73,7 @@ TEST_P(Architecture, ReadoutEqualsFullLogitsAtThatPosition) {
 TEST_P(Architecture, SameSeedSameWeights) {
   auto other = compile(GetParam(), {{"d", "16"}, {"vocab", "20"}});
   other->initParameters(3);
+  // Bit-exact by construction: the same generator, seed and draws in the same order.
   for (size_t i = 0; i < model->tensors().size(); ++i)
     EXPECT_TRUE(at::equal(model->tensors()[i].second, other->tensors()[i].second))
         << model->tensors()[i].first;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -59,6 +60,15 @@ void copyWeights(const Model &from, Model &to) {
   }
 }
 
+/// max |a − b| relative to the size of `b` (at least 1). Rows of one batch,
+/// or two graphs that compute the same function through different nodes, are
+/// not bit-identical: BLAS rounding depends on where a row falls in the
+/// micro-kernel tiles, which differs between CPUs (seen: 6.7e-8 on Zen 5).
+double relativeDifference(const at::Tensor &a, const at::Tensor &b) {
+  double scale = std::max(1.0, b.abs().max().item<double>());
+  return (a - b).abs().max().item<double>() / scale;
+}
+
 /// Three blocks (source, base, cell 0) of the same documents.
 Model::Options layout(int64_t docs, int64_t T) {
   Model::Options o;
@@ -83,7 +93,9 @@ TEST(Interventions, RemovingMambasConvIsTheSpecWithoutIt) {
   copyWeights(*a, *b);
   torch::NoGradGuard noGrad;
   at::Tensor tokens = at::randint(3, 20, {3, 11}, at::kLong);
-  EXPECT_TRUE(at::equal(a->forward(tokens), b->forward(tokens)));
+  // The same function through different nodes (an identity where the conv
+  // was): equal up to float rounding, not bit for bit.
+  EXPECT_LT(relativeDifference(a->forward(tokens), b->forward(tokens)), 1e-6);
 }
 
 /// `g` with the tap `node` turned into `op(node's input, constant value)`.
@@ -171,9 +183,11 @@ TEST(Interventions, PatchingFromAnIdenticalSourceChangesNothing) {
   at::Tensor docs = at::randint(3, 20, {3, 9}, at::kLong);
   Model::Options o = layout(3, 9);
   at::Tensor out = a->forward(at::cat({docs, docs, docs, docs}, 0), o);
-  // Bit-exact within the batch: the patched cells equal the untouched base.
+  // Within the batch the patched cells equal the untouched base up to
+  // rounding (not bit for bit: the rows sit at other batch positions).
   for (int block = 2; block < 4; ++block)
-    EXPECT_TRUE(at::equal(out.slice(0, 3 * block, 3 * block + 3), out.slice(0, 3, 6))) << "block " << block;
+    EXPECT_LT(relativeDifference(out.slice(0, 3 * block, 3 * block + 3), out.slice(0, 3, 6)), 1e-6)
+        << "block " << block;
   // And, up to batch-size rounding, the plain model.
   EXPECT_LT((out.slice(0, 3, 6) - plain->forward(docs)).abs().max().item<double>(), 1e-6);
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <complex>
 #include <functional>
 
@@ -96,17 +97,24 @@ TEST_F(Primitives, LongConv) {
   checkGradients([](const std::vector<Tensor> &a) { return longConv(a[0], a[1]); }, {x, h});
 }
 
-TEST_F(Primitives, ShiftKernelIsCircularCrossCorrelation) {
-  int C = 3, N = 6, T = 4;
+TEST_F(Primitives, ShiftKernelIsLinearCrossCorrelation) {
+  // Linear, as zoology's FFTs of size 2N compute it: c does not wrap around
+  // (a circular correlation, FFT size N, differs once b leaves e₁). T > N
+  // checks the zero taps past N.
+  int C = 3, N = 6;
   Tensor b = rnd({C, N}), c = rnd({C, N});
-  Tensor ref = at::zeros({T, C}, f64());
-  auto Bb = b.accessor<double, 2>(), Cc = c.accessor<double, 2>();
-  auto R = ref.accessor<double, 2>();
-  for (int ch = 0; ch < C; ++ch)
-    for (int l = 0; l < T; ++l)
-      for (int m = 0; m < N; ++m)
-        R[l][ch] += Bb[ch][m] * Cc[ch][(m + l) % N];
-  EXPECT_LT(maxDiff(shiftKernel(b, c, T), ref), 1e-10);
+  for (int T : {4, 6, 9}) {
+    SCOPED_TRACE("T = " + std::to_string(T));
+    Tensor ref = at::zeros({T, C}, f64());
+    auto Bb = b.accessor<double, 2>(), Cc = c.accessor<double, 2>();
+    auto R = ref.accessor<double, 2>();
+    for (int ch = 0; ch < C; ++ch)
+      for (int l = 0; l < std::min(T, N); ++l)
+        for (int m = 0; m + l < N; ++m)
+          R[l][ch] += Bb[ch][m] * Cc[ch][m + l];
+    EXPECT_LT(maxDiff(shiftKernel(b, c, T), ref), 1e-10);
+  }
+  int T = 4;
   // With B = e₁ the kernel is C itself (paper-spec §3.5).
   Tensor e1 = at::zeros({C, N}, f64());
   e1.select(1, 0).fill_(1.0);
@@ -114,10 +122,37 @@ TEST_F(Primitives, ShiftKernelIsCircularCrossCorrelation) {
   checkGradients([T](const std::vector<Tensor> &a) { return shiftKernel(a[0], a[1], T); }, {b, c});
 }
 
+TEST_F(Primitives, VandermondeKernel) {
+  // K[l, h] = 2·Re Σ_n w z^l against std::pow, including a long T (running
+  // powers must not drift) and |z| near 1 as S4D's modes are.
+  int H = 2, N = 3;
+  Tensor w = rnd({H, N, 2}), z = at::rand({H, N, 2}, f64()) * 0.6 - 0.3; // |z| < 0.43
+  z.select(2, 0).select(0, 1).fill_(0.999); // head 1: |z| ≈ 1
+  z.select(2, 1).select(0, 1).fill_(0.03);
+  for (int T : {1, 7, 300}) {
+    SCOPED_TRACE("T = " + std::to_string(T));
+    Tensor ref = at::zeros({T, H}, f64());
+    auto R = ref.accessor<double, 2>();
+    for (int h = 0; h < H; ++h)
+      for (int n = 0; n < N; ++n) {
+        std::complex<double> wn(w[h][n][0].item<double>(), w[h][n][1].item<double>());
+        std::complex<double> zn(z[h][n][0].item<double>(), z[h][n][1].item<double>());
+        for (int l = 0; l < T; ++l)
+          R[l][h] += 2.0 * std::real(wn * std::pow(zn, l));
+      }
+    EXPECT_LT(maxDiff(vandermondeKernel(w, z, T), ref), 1e-9 * std::max(1.0, ref.abs().max().item<double>()));
+  }
+  checkGradients([](const std::vector<Tensor> &a) { return vandermondeKernel(a[0], a[1], 9); }, {w, z});
+  // Float tensors are summed in double: close to the f64 result.
+  Tensor k32 = vandermondeKernel(w.to(at::kFloat), z.to(at::kFloat), 300).to(at::kDouble);
+  Tensor k64 = vandermondeKernel(w.to(at::kFloat).to(at::kDouble), z.to(at::kFloat).to(at::kDouble), 300);
+  EXPECT_LT(maxDiff(k32, k64), 1e-5 * std::max(1.0, k64.abs().max().item<double>()));
+}
+
 TEST_F(Primitives, DiagSSMKernel) {
   int H = 2, N = 3, T = 5;
   Tensor logDt = rnd({H}, 0.3) - 2.0, logAReal = rnd({H, N}, 0.2), aImag = rnd({H, N}),
-         c = rnd({H, N, 2});
+         b = rnd({H, N, 2}), c = rnd({H, N, 2});
   Tensor ref = at::zeros({T, H}, f64());
   auto R = ref.accessor<double, 2>();
   for (int h = 0; h < H; ++h)
@@ -126,17 +161,18 @@ TEST_F(Primitives, DiagSSMKernel) {
       double dt = std::exp(logDt[h].item<double>());
       std::complex<double> dA = (1.0 + dt * A / 2.0) / (1.0 - dt * A / 2.0);
       std::complex<double> Cn(c[h][n][0].item<double>(), c[h][n][1].item<double>());
-      std::complex<double> Ct = Cn * dt / (1.0 - dt * A / 2.0);
+      std::complex<double> Bn(b[h][n][0].item<double>(), b[h][n][1].item<double>());
+      std::complex<double> Ct = Cn * Bn * dt / (1.0 - dt * A / 2.0);
       for (int l = 0; l < T; ++l)
         R[l][h] += 2.0 * std::real(Ct * std::pow(dA, l));
     }
-  EXPECT_LT(maxDiff(diagSSMKernel(logDt, logAReal, aImag, c, T), ref), 1e-10);
-  checkGradients([T](const std::vector<Tensor> &a) { return diagSSMKernel(a[0], a[1], a[2], a[3], T); },
-                 {logDt, logAReal, aImag, c});
+  EXPECT_LT(maxDiff(diagSSMKernel(logDt, logAReal, aImag, b, c, T), ref), 1e-10);
+  checkGradients([T](const std::vector<Tensor> &a) { return diagSSMKernel(a[0], a[1], a[2], a[3], a[4], T); },
+                 {logDt, logAReal, aImag, b, c});
   // The per-head kernel convolves each of the head's channels.
   Tensor x = rnd({2, T, H, 2});
-  Tensor y = diagSSM(x, logDt, logAReal, aImag, c);
-  Tensor k = diagSSMKernel(logDt, logAReal, aImag, c, T);
+  Tensor y = diagSSM(x, logDt, logAReal, aImag, b, c);
+  Tensor k = diagSSMKernel(logDt, logAReal, aImag, b, c, T);
   Tensor expect = longConv(x.select(3, 1), k);
   EXPECT_LT(maxDiff(y.select(3, 1), expect), 1e-10);
 }
