@@ -14,11 +14,23 @@
 
 namespace mixc::rt {
 
+/// Runs the long conv and the S4D kernel through their plain tensor-op forms
+/// (FFT; [H, N, T] complex powers) instead of the hand-written sweeps, so a
+/// test or bench can compare both in one process. Off by default.
+void setPlainReferences(bool on);
+bool plainReferences();
+
 /// Depthwise causal conv: x [B, T, C], w [C, K], b [C] (optional).
 at::Tensor causalConv(const at::Tensor &x, const at::Tensor &w, const at::Tensor &b);
 
-/// Causal long conv by FFT of size 2T: x [B, T, C], h [L, C] with L ≥ T.
+/// Causal long conv y[b,t,c] = Σ_{s≤t} h[s,c]·x[b,t−s,c]: x [B, T, C], h [L, C]
+/// with L ≥ T. Direct (longConvDirect) up to kDirectLongConvMaxT steps on the
+/// CPU, by FFT of size 2T (longConvFFT) beyond: the same function, two costs
+/// (B·C·T² against B·C·T·log T with a large constant).
 at::Tensor longConv(const at::Tensor &x, const at::Tensor &h);
+constexpr int64_t kDirectLongConvMaxT = 128;
+at::Tensor longConvDirect(const at::Tensor &x, const at::Tensor &h);
+at::Tensor longConvFFT(const at::Tensor &x, const at::Tensor &h);
 
 /// H3 shift SSM kernel, the linear cross-correlation K[l] = Σ_m b[m]·c[m+l]
 /// of b, c [C, N] (FFTs of size 2N), as a [T, C] filter (zero past N).

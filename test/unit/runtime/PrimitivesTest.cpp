@@ -93,8 +93,18 @@ TEST_F(Primitives, LongConv) {
       for (int c = 0; c < C; ++c)
         for (int s = 0; s <= t; ++s)
           R[i][t][c] += H[s][c] * X[i][t - s][c];
+  // Both forms against the naive sum, with gradients; longConv picks one.
   EXPECT_LT(maxDiff(longConv(x, h), ref), 1e-10);
-  checkGradients([](const std::vector<Tensor> &a) { return longConv(a[0], a[1]); }, {x, h});
+  EXPECT_LT(maxDiff(longConvDirect(x, h), ref), 1e-10);
+  EXPECT_LT(maxDiff(longConvFFT(x, h), ref), 1e-10);
+  checkGradients([](const std::vector<Tensor> &a) { return longConvDirect(a[0], a[1]); }, {x, h});
+  checkGradients([](const std::vector<Tensor> &a) { return longConvFFT(a[0], a[1]); }, {x, h});
+  // Past the crossover both still agree (float, batch of 2, T = crossover + 3).
+  int64_t Tl = kDirectLongConvMaxT + 3;
+  Tensor xl = at::randn({2, Tl, 4}), hl = at::randn({Tl + 2, 4});
+  Tensor direct = longConvDirect(xl, hl), fft = longConvFFT(xl, hl);
+  EXPECT_LT(maxDiff(direct, fft), 1e-4 * std::max(1.0, fft.abs().max().item<double>()));
+  EXPECT_LT(maxDiff(longConv(xl, hl), fft), 1e-4 * std::max(1.0, fft.abs().max().item<double>()));
 }
 
 TEST_F(Primitives, ShiftKernelIsLinearCrossCorrelation) {
@@ -169,6 +179,11 @@ TEST_F(Primitives, DiagSSMKernel) {
   EXPECT_LT(maxDiff(diagSSMKernel(logDt, logAReal, aImag, b, c, T), ref), 1e-10);
   checkGradients([T](const std::vector<Tensor> &a) { return diagSSMKernel(a[0], a[1], a[2], a[3], a[4], T); },
                  {logDt, logAReal, aImag, b, c});
+  // The plain tensor-op form (exp(l·log dA), setPlainReferences) agrees.
+  setPlainReferences(true);
+  Tensor plain = diagSSMKernel(logDt, logAReal, aImag, b, c, T);
+  setPlainReferences(false);
+  EXPECT_LT(maxDiff(plain, ref), 1e-10);
   // The per-head kernel convolves each of the head's channels.
   Tensor x = rnd({2, T, H, 2});
   Tensor y = diagSSM(x, logDt, logAReal, aImag, b, c);
