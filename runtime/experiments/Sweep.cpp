@@ -371,7 +371,6 @@ void printEstimate(const Spec &s, const std::vector<Cell> &cells,
       text << cfg << "\n";
       writeFileAtomically(file.string(), text.str());
       std::string out, err;
-      std::printf("estimate: timing %s ...\n", c.name.c_str());
       std::fflush(stdout);
       int code = runCapture({o.self, "train", file.string(), "--time-steps", "5",
                              "--backend=" + o.backend}, out, err);
@@ -381,6 +380,10 @@ void printEstimate(const Spec &s, const std::vector<Cell> &cells,
       if (secs < 0) {
         std::string why = err.substr(0, err.find('\n'));
         std::printf("estimate: cannot time %s (exit %d): %s\n", c.name.c_str(), code, why.c_str());
+      } else {
+        std::printf("estimate: %s and cells like it: %s each (%.0f steps x %.1f ms, %s back end)\n",
+                    c.name.c_str(), hours(secs).c_str(), steps, 1e3 * step,
+                    out.find("backend=generated") != std::string::npos ? "generated" : "libtorch");
       }
       it = costOf.emplace(key, secs).first;
     }
