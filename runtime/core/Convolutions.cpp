@@ -112,25 +112,30 @@ at::Tensor causalConv(const at::Tensor &x, const at::Tensor &w, const at::Tensor
   return y.slice(2, 0, T).transpose(1, 2);
 }
 
-at::Tensor longConv(const at::Tensor &x, const at::Tensor &h) {
+namespace {
+/// Both forms need a filter at least as long as the sequence.
+int64_t checkedLength(const at::Tensor &x, const at::Tensor &h) {
   int64_t T = x.size(1);
   TORCH_CHECK(h.size(0) >= T, "long_conv: filter has ", h.size(0),
               " taps but the sequence has ", T, " steps");
-  if (T <= kDirectLongConvMaxT && x.is_cpu() && !plainReferences())
+  return T;
+}
+} // namespace
+
+at::Tensor longConv(const at::Tensor &x, const at::Tensor &h) {
+  if (x.size(1) <= kDirectLongConvMaxT && x.is_cpu() && !plainReferences())
     return longConvDirect(x, h);
   return longConvFFT(x, h);
 }
 
 at::Tensor longConvDirect(const at::Tensor &x, const at::Tensor &h) {
-  int64_t T = x.size(1);
-  TORCH_CHECK(h.size(0) >= T, "long_conv: filter has ", h.size(0),
-              " taps but the sequence has ", T, " steps");
+  int64_t T = checkedLength(x, h);
   TORCH_CHECK(x.is_cpu(), "long_conv: the direct form sweeps on the host, not on ", x.device());
   return DirectLongConvFn::apply(x, h.slice(0, 0, T))[0];
 }
 
 at::Tensor longConvFFT(const at::Tensor &x, const at::Tensor &h) {
-  int64_t T = x.size(1);
+  int64_t T = checkedLength(x, h);
   int64_t n = 2 * T; // linear (not circular) convolution
   at::Tensor X = at::fft_rfft(x, n, /*dim=*/1);                 // [B, n/2+1, C]
   at::Tensor H = at::fft_rfft(h.slice(0, 0, T), n, /*dim=*/0);  // [n/2+1, C]

@@ -284,6 +284,11 @@ std::string costKey(toml::table cfg) {
   return ss.str();
 }
 
+/// Cells at once: --jobs, else [sweep] jobs, else one per core.
+int64_t jobsOf(const SweepOptions &o, const Spec &s) {
+  return o.jobs > 0 ? o.jobs : s.jobs > 0 ? s.jobs : std::max<int64_t>(1, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
 /// Runs `argv` (no shell), returns its exit status; stdout into `out`,
 /// stderr into `err`.
 int runCapture(const std::vector<std::string> &argv, std::string &out, std::string &err) {
@@ -300,6 +305,11 @@ int runCapture(const std::vector<std::string> &argv, std::string &out, std::stri
     a.push_back(const_cast<char *>(s.c_str()));
   a.push_back(nullptr);
   pid_t pid = fork();
+  if (pid < 0) {
+    for (int fd : {outPipe[0], outPipe[1], errPipe[0], errPipe[1]})
+      close(fd);
+    return -1;
+  }
   if (pid == 0) {
     dup2(outPipe[1], 1);
     dup2(errPipe[1], 2);
@@ -321,8 +331,6 @@ int runCapture(const std::vector<std::string> &argv, std::string &out, std::stri
   drain(outPipe[0], out);
   drain(errPipe[0], err);
   int status = 0;
-  if (pid < 0)
-    return -1;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -374,8 +382,8 @@ void printEstimate(const Spec &s, const std::vector<Cell> &cells,
       std::fflush(stdout);
       int code = runCapture({o.self, "train", file.string(), "--time-steps", "5",
                              "--backend=" + o.backend}, out, err);
-      double steps = field(" " + out, "total_steps"), step = field(" " + out, "step_s"),
-             eval = field(" " + out, "eval_s");
+      double steps = field(out, "total_steps"), step = field(out, "step_s"),
+             eval = field(out, "eval_s");
       double secs = code == 0 && steps > 0 && step > 0 ? steps * step + std::max(0.0, eval) : -1;
       if (secs < 0) {
         std::string why = err.substr(0, err.find('\n'));
@@ -394,7 +402,7 @@ void printEstimate(const Spec &s, const std::vector<Cell> &cells,
   }
   std::error_code ec;
   fs::remove_all(scratch, ec);
-  int64_t jobs = o.jobs > 0 ? o.jobs : s.jobs > 0 ? s.jobs : std::max<int64_t>(1, sysconf(_SC_NPROCESSORS_ONLN));
+  int64_t jobs = jobsOf(o, s);
   std::printf("estimate: %zu cells to run (%zu distinct shapes timed, 5 steps each, --backend=%s): "
               "%s of CPU time, about %s wall at --jobs %lld (training and evaluation; "
               "interventions and early stopping not counted)\n",
@@ -519,7 +527,7 @@ int runSweep(const SweepOptions &o) {
   fs::create_directories(s.out); // not before: --dry-run creates nothing
   writeFileAtomically((s.out / "sweep-meta.toml").string(), metaText.str());
 
-  int64_t jobs = o.jobs > 0 ? o.jobs : s.jobs > 0 ? s.jobs : std::max<int64_t>(1, sysconf(_SC_NPROCESSORS_ONLN));
+  int64_t jobs = jobsOf(o, s);
   gStop = 0;
   // Without SA_RESTART, so a signal wakes the waitpid() below.
   struct sigaction stop = {}, oldInt = {}, oldTerm = {};

@@ -53,6 +53,44 @@ Batch batchOf(const tasks::Dataset &d, int64_t from, int64_t to) {
   return {tokens, int64Slice(d.readout, from, to), int64Slice(d.target, from, to)};
 }
 
+/// paper-spec §4's optimiser: AdamW, β = (0.9, 0.999), ε = 1e-8, no weight decay.
+torch::optim::AdamW makeOptimizer(rt::Model &m, const TrainConfig &c) {
+  return torch::optim::AdamW(m.trainable(), torch::optim::AdamWOptions(c.lr)
+                                                .betas({0.9, 0.999})
+                                                .eps(1e-8)
+                                                .weight_decay(0.0));
+}
+
+/// Steps per pass over the training set, and the run's steps (max_steps caps).
+struct StepCount {
+  int64_t perEpoch, total;
+};
+StepCount stepCount(const TrainConfig &c, const tasks::Dataset &trainSet) {
+  int64_t perEpoch = std::max<int64_t>(1, trainSet.size() / c.batchSize);
+  int64_t total = c.epochs * perEpoch;
+  return {perEpoch, c.maxSteps > 0 ? std::min(total, c.maxSteps) : total};
+}
+
+/// One optimiser step on the batch for `step` (each epoch walks the set in
+/// order). Returns the batch's loss, logits and targets; `first` is its row.
+struct StepResult {
+  int64_t first;
+  at::Tensor loss, logits, target;
+};
+StepResult trainStep(rt::Model &m, torch::optim::AdamW &optimizer, const tasks::Dataset &trainSet,
+                     const TrainConfig &c, int64_t perEpoch, int64_t step) {
+  int64_t first = (step % perEpoch) * c.batchSize;
+  Batch batch = batchOf(trainSet, first, first + c.batchSize);
+  rt::Model::Options o;
+  o.readout = batch.readout;
+  at::Tensor logits = m.forward(batch.tokens, o).squeeze(1);
+  at::Tensor loss = at::cross_entropy_loss(logits, batch.target);
+  optimizer.zero_grad();
+  loss.backward();
+  optimizer.step();
+  return {first, loss, logits, batch.target};
+}
+
 double learningRate(const TrainConfig &c, int64_t step, int64_t total) {
   int64_t warm = static_cast<int64_t>(c.warmup * static_cast<double>(total));
   if (step < warm)
@@ -158,14 +196,9 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
   double loadSec = std::chrono::duration<double>(std::chrono::steady_clock::now() - loadStart).count();
 
   model->initParameters(c.seed);
-  torch::optim::AdamW optimizer(model->trainable(), torch::optim::AdamWOptions(c.lr)
-                                                        .betas({0.9, 0.999})
-                                                        .eps(1e-8)
-                                                        .weight_decay(0.0));
-  const int64_t stepsPerEpoch = std::max<int64_t>(1, trainSet.size() / c.batchSize);
-  int64_t total = c.epochs * stepsPerEpoch;
-  if (c.maxSteps > 0)
-    total = std::min(total, c.maxSteps);
+  torch::optim::AdamW optimizer = makeOptimizer(*model, c);
+  const StepCount count = stepCount(c, trainSet);
+  const int64_t stepsPerEpoch = count.perEpoch, total = count.total;
 
   int64_t step = 0;
   bool stoppedEarly = false;
@@ -236,28 +269,19 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
     double lr = learningRate(c, step, total);
     for (auto &group : optimizer.param_groups())
       static_cast<torch::optim::AdamWOptions &>(group.options()).lr(lr);
-    int64_t first = (step % stepsPerEpoch) * c.batchSize;
-    Batch batch = batchOf(trainSet, first, first + c.batchSize);
-    for (int64_t i = first; i < first + c.batchSize; ++i)
+    StepResult r = trainStep(*model, optimizer, trainSet, c, stepsPerEpoch, step);
+    for (int64_t i = r.first; i < r.first + c.batchSize; ++i)
       tokensSeen += trainSet.length[i];
-    rt::Model::Options o;
-    o.readout = batch.readout;
-    at::Tensor &target = batch.target;
-    at::Tensor logits = model->forward(batch.tokens, o).squeeze(1);
-    at::Tensor loss = at::cross_entropy_loss(logits, target);
-    optimizer.zero_grad();
-    loss.backward();
-    optimizer.step();
     ++step;
 
-    double l = loss.item<double>();
+    double l = r.loss.item<double>();
     if (!std::isfinite(l)) {
       progress.finish();
       std::cerr << "error: the loss became " << l << " at step " << step
                 << " (learning rate " << lr << " too high?); the last checkpoint is kept\n";
       return 1;
     }
-    double a = (logits.argmax(-1) == target).to(at::kDouble).mean().item<double>();
+    double a = (r.logits.argmax(-1) == r.target).to(at::kDouble).mean().item<double>();
     windowLoss += l, windowAcc += a, ++window;
     lastLoss = l, lastAcc = a;
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -310,25 +334,13 @@ bool timeSteps(const TrainConfig &c, const graph::Graph &g, const RunOptions &op
   tasks::TaskData data = tasks::makeTask(c.task, c.cacheDir); // cached for the real run
   const tasks::Dataset &trainSet = data.train;
   model->initParameters(c.seed);
-  torch::optim::AdamW optimizer(model->trainable(), torch::optim::AdamWOptions(c.lr));
-  const int64_t stepsPerEpoch = std::max<int64_t>(1, trainSet.size() / c.batchSize);
-  out.totalSteps = c.epochs * stepsPerEpoch;
-  if (c.maxSteps > 0)
-    out.totalSteps = std::min(out.totalSteps, c.maxSteps);
-  auto oneStep = [&](int64_t step) {
-    int64_t first = (step % stepsPerEpoch) * c.batchSize;
-    Batch batch = batchOf(trainSet, first, first + c.batchSize);
-    rt::Model::Options o;
-    o.readout = batch.readout;
-    at::Tensor loss = at::cross_entropy_loss(model->forward(batch.tokens, o).squeeze(1), batch.target);
-    optimizer.zero_grad();
-    loss.backward();
-    optimizer.step();
-  };
-  oneStep(0); // warm-up: allocations, first-touch
+  torch::optim::AdamW optimizer = makeOptimizer(*model, c);
+  const StepCount count = stepCount(c, trainSet);
+  out.totalSteps = count.total;
+  trainStep(*model, optimizer, trainSet, c, count.perEpoch, 0); // warm-up: allocations, first-touch
   auto start = std::chrono::steady_clock::now();
   for (int64_t s = 1; s <= steps; ++s)
-    oneStep(s);
+    trainStep(*model, optimizer, trainSet, c, count.perEpoch, s);
   auto mid = std::chrono::steady_clock::now();
   evaluateOn(*model, data.test, c.evalSize, c.evalBatch);
   auto end = std::chrono::steady_clock::now();
