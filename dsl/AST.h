@@ -47,6 +47,7 @@ struct Expr {
   ExprPtr callee;                   // Call
   std::string nodeName;             // `@name` suffix, empty if none
   SourceLoc nodeNameLoc;
+  int depth = 1;                    // levels of the tree below and at this node (bounded by the parser)
 
   explicit Expr(Kind k, SourceLoc l) : kind(k), loc(l) {}
 };

@@ -11,6 +11,8 @@
 #include "dsl/Builtins.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <deque>
@@ -224,9 +226,12 @@ private:
     };
     if (p.type == "int") {
       char *end = nullptr;
+      errno = 0;
       long long v = std::strtoll(text.c_str(), &end, 10);
       if (text.empty() || *end)
         return bad("an integer");
+      if (errno == ERANGE) // strtoll saturates at INT64_MAX/MIN without this check
+        return bad("an integer that fits in 64 bits");
       return Value::integer(v);
     }
     if (p.type == "float") {
@@ -633,7 +638,10 @@ private:
       return Value::boolean(!x.b);
     }
     switch (x.kind) {
-    case Value::Kind::Int: return Value::integer(-x.i);
+    case Value::Kind::Int:
+      if (x.i == INT64_MIN) // -INT64_MIN does not fit
+        fail(e.loc, "bad dimension arithmetic: integer overflow in -(" + std::to_string(x.i) + ")");
+      return Value::integer(-x.i);
     case Value::Kind::Float: return Value::real(-x.f);
     case Value::Kind::Tensor: {
       std::string name = nodeName(CallSite{"neg", e.loc, takeName(e, hint)}, "neg");
@@ -710,6 +718,14 @@ private:
       else if (op == "/" || op == "%") {
         if (y == 0)
           fail(e.loc, "bad dimension arithmetic: division by zero");
+        // INT64_MIN / -1 and INT64_MIN % -1 trap on x86 (SIGFPE).
+        if (y == -1) {
+          if (op == "%")
+            return Value::integer(0);
+          if (x == INT64_MIN)
+            fail(e.loc, "bad dimension arithmetic: integer overflow");
+          return Value::integer(-x);
+        }
         if (op == "%")
           return Value::integer(x % y);
         if (x % y == 0)
@@ -720,16 +736,21 @@ private:
         fail(e.loc, "bad dimension arithmetic: integer overflow");
       return Value::integer(r);
     }
-    double x = a.number(), y = b.number();
-    if (op == "+") return Value::real(x + y);
-    if (op == "-") return Value::real(x - y);
-    if (op == "*") return Value::real(x * y);
-    if (op == "/") {
+    double x = a.number(), y = b.number(), r = 0;
+    if (op == "+") r = x + y;
+    else if (op == "-") r = x - y;
+    else if (op == "*") r = x * y;
+    else if (op == "/") {
       if (y == 0)
         fail(e.loc, "division by zero");
-      return Value::real(x / y);
-    }
-    fail(e.loc, "'%' needs integers");
+      r = x / y;
+    } else
+      fail(e.loc, "'%' needs integers");
+    // 1e308 * 10 is inf: an attribute or an init scale of inf is never meant.
+    if (!std::isfinite(r))
+      fail(e.loc, "arithmetic overflow: " + describe(a) + " " + op + " " + describe(b) +
+                      " is not a finite number");
+    return Value::real(r);
   }
 
   Value tensorBinary(const Expr &e, Value a, Value b, Hint *hint) {

@@ -1,5 +1,6 @@
 //===- Frontend.cpp - load files, resolve imports, elaborate ----------------===//
 #include "dsl/Frontend.h"
+#include "support/TextFile.h"
 #include "dsl/Elaborator.h"
 
 #include <algorithm>
@@ -47,18 +48,16 @@ void Frontend::loadModule(const std::string &path, const std::string *text,
   }
   if (modules_.count(path))
     return;
+  // Import chains are followed recursively: bound them like other nesting.
+  if (stack.size() >= 64)
+    fail(from, "imports nest more than 64 files deep");
   std::string contents;
   if (text) {
     contents = *text;
   } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-      fail(from, "cannot open \"" + path + "\"");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    contents = ss.str();
-    if (contents.size() > (16u << 20))
-      fail(from, "\"" + path + "\" is larger than 16 MiB");
+    std::string error;
+    if (!support::readTextFile(path, contents, error, 16u << 20))
+      fail(from, error);
   }
   if (contents.find('\0') != std::string::npos) {
     int file = sm_.add(path, contents.substr(0, contents.find('\0')));
@@ -78,7 +77,9 @@ void Frontend::loadModule(const std::string &path, const std::string *text,
 bool Frontend::load(const std::string &path, std::ostream &err) {
   try {
     std::error_code ec;
-    if (!fs::is_regular_file(path, ec))
+    if (fs::is_directory(path, ec))
+      fail({}, "\"" + path + "\" is a directory, not a file");
+    if (!fs::exists(path, ec))
       fail({}, "cannot open \"" + path + "\": no such file");
     mainPath_ = normal(path);
     std::vector<std::string> stack;

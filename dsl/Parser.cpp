@@ -2,6 +2,8 @@
 #include "dsl/AST.h"
 #include "dsl/Lexer.h"
 
+#include <algorithm>
+
 namespace mixc::dsl {
 
 const char *defKindName(Def::Kind k) {
@@ -91,6 +93,26 @@ private:
     ~DepthGuard() { --p.depth_; }
     Parser &p;
   };
+
+  // Every walk over an expression (elaboration, printing, destruction) is
+  // recursive, and a flat chain (`1 + 1 + ... + 1`, `f(a)(b)(c)...`) builds
+  // a deep tree without nesting any parentheses: so the tree's depth is
+  // bounded as each node is made, whatever shape builds it.
+  static constexpr int kMaxExprDepth = 500;
+  ExprPtr bounded(ExprPtr e) {
+    int below = 0;
+    for (const ExprPtr &o : e->operands)
+      below = std::max(below, o->depth);
+    for (const Expr::Keyword &k : e->keywords)
+      below = std::max(below, k.value->depth);
+    if (e->callee)
+      below = std::max(below, e->callee->depth);
+    e->depth = below + 1;
+    if (e->depth > kMaxExprDepth)
+      fail(e->loc, "expression is too deep (more than " + std::to_string(kMaxExprDepth) +
+                       " nested operations); split it with let");
+    return e;
+  }
 
   std::unique_ptr<Def> def() {
     auto d = std::make_unique<Def>();
@@ -234,7 +256,7 @@ private:
     e->operands.push_back(expr());
     expect(Tok::Colon, "in 'cond ? a : b'");
     e->operands.push_back(expr());
-    return e;
+    return bounded(std::move(e));
   }
 
   static int precedence(Tok t) {
@@ -261,7 +283,7 @@ private:
       e->text = op.text;
       e->operands.push_back(std::move(lhs));
       e->operands.push_back(std::move(rhs));
-      lhs = std::move(e);
+      lhs = bounded(std::move(e));
     }
   }
 
@@ -272,7 +294,7 @@ private:
       auto e = std::make_unique<Expr>(Expr::Kind::Unary, op.loc);
       e->text = op.text;
       e->operands.push_back(unary());
-      return e;
+      return bounded(std::move(e));
     }
     return postfix();
   }
@@ -298,7 +320,7 @@ private:
         }
         expect(Tok::RParen, "to close the argument list");
         call->callee = std::move(e);
-        e = std::move(call);
+        e = bounded(std::move(call));
       } else if (at(Tok::At)) {
         next();
         const Token &n = expect(Tok::Ident, "(a node name) after '@'");
@@ -355,7 +377,7 @@ private:
         while (accept(Tok::Comma));
       }
       expect(Tok::RBracket, "to close the list");
-      return e;
+      return bounded(std::move(e));
     }
     default:
       fail(t.loc, "expected an expression, found " + describe(t));

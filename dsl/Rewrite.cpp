@@ -1,7 +1,11 @@
 //===- Rewrite.cpp - parse intervention scripts -----------------------------===//
 #include "dsl/Rewrite.h"
+#include "support/TextFile.h"
 
 #include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -41,6 +45,24 @@ bool matchesPattern(const std::string &p, const std::string &n) {
 }
 
 namespace {
+constexpr int64_t kMaxOffset = 1000000;
+constexpr int64_t kMaxRange = 1000;
+constexpr size_t kMaxCells = 10000;
+
+/// A whole string as a base-10 int64; false when it is not one or does not
+/// fit (strtoll would saturate silently).
+bool parseInteger(const std::string &text, int64_t &out) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (*end || errno == ERANGE)
+    return false;
+  out = v;
+  return true;
+}
+
 const std::set<std::string> kRoles = {"key", "value", "query", "divider", "answer", "all"};
 
 /// A cursor over one line.
@@ -116,11 +138,9 @@ RwPosition parsePosition(const std::string &text, SourceLoc loc) {
   RwPosition p;
   if (text.rfind("pos(", 0) == 0 && text.back() == ')') {
     p.role = "pos";
-    char *end = nullptr;
     std::string n = text.substr(4, text.size() - 5);
-    p.index = std::strtoll(n.c_str(), &end, 10);
-    if (n.empty() || *end || p.index < 0)
-      fail(loc, "pos(N) needs a non-negative integer, got '" + n + "'");
+    if (!parseInteger(n, p.index) || p.index < 0)
+      fail(loc, "pos(N) needs a non-negative integer that fits in 64 bits, got '" + n + "'");
     return p;
   }
   size_t sign = text.find_first_of("+-");
@@ -131,10 +151,11 @@ RwPosition parsePosition(const std::string &text, SourceLoc loc) {
   if (sign != std::string::npos) {
     if (p.role == "all")
       fail(loc, "'all' takes no offset");
-    char *end = nullptr;
-    p.offset = std::strtoll(text.c_str() + sign, &end, 10);
-    if (*end || sign + 1 == text.size())
+    if (sign + 1 == text.size() || !parseInteger(text.substr(sign), p.offset))
       fail(loc, "malformed offset in '" + text + "' (write e.g. key+1)");
+    // Documents are far shorter; a bound keeps position arithmetic exact.
+    if (p.offset > kMaxOffset || p.offset < -kMaxOffset)
+      fail(loc, "the offset in '" + text + "' is beyond ±" + std::to_string(kMaxOffset));
   }
   return p;
 }
@@ -149,8 +170,9 @@ RwAction parseAction(Line &l, const std::map<std::string, std::string> &vars) {
     std::string s = l.word(")");
     char *end = nullptr;
     a.sigma = std::strtod(s.c_str(), &end);
-    if (s.empty() || *end || a.sigma < 0)
-      fail(at, "noise(σ) needs a non-negative number, got '" + s + "'");
+    // strtod reads "nan" and "inf": both would write NaN Attrib rows.
+    if (s.empty() || *end || !std::isfinite(a.sigma) || a.sigma < 0)
+      fail(at, "noise(σ) needs a finite non-negative number, got '" + s + "'");
     l.expect(')', "to close noise(");
   } else if (a.kind == "add") {
     l.expect('(', "after add (write add(vector.txt))");
@@ -169,8 +191,8 @@ RwAction parseAction(Line &l, const std::map<std::string, std::string> &vars) {
     while (in >> tok) {
       char *end = nullptr;
       double v = std::strtod(tok.c_str(), &end);
-      if (*end)
-        fail(ploc, "\"" + p.string() + "\" holds '" + tok + "', which is not a number");
+      if (*end || !std::isfinite(v))
+        fail(ploc, "\"" + p.string() + "\" holds '" + tok + "', which is not a finite number");
       a.vector.push_back(v);
     }
     if (a.vector.empty())
@@ -239,11 +261,16 @@ void parseLine(Line &l, RwScript &s) {
         if (dots == std::string::npos || dots == 0 || dots + 2 >= range.size())
           bad();
         std::string lo = range.substr(0, dots), hi = range.substr(dots + 2);
-        char *e1 = nullptr, *e2 = nullptr;
-        long long from = std::strtoll(lo.c_str(), &e1, 10), to = std::strtoll(hi.c_str(), &e2, 10);
-        if (*e1 || *e2 || to <= from || to - from > 1000)
+        int64_t from = 0, to = 0;
+        if (!parseInteger(lo, from) || !parseInteger(hi, to))
           bad();
-        for (long long i = from; i < to; ++i)
+        if (to <= from)
+          fail(rloc, "the range " + range + " is empty (A..B runs from A up to B - 1)");
+        // Compared without forming to - from, which can overflow.
+        if ((from < 0 && to > INT64_MAX + from) || to - from > kMaxRange)
+          fail(rloc, "the range " + range + " has more than " + std::to_string(kMaxRange) +
+                         " values (the most one sweep variable may take)");
+        for (int64_t i = from; i < to; ++i)
           v.values.push_back(std::to_string(i));
       }
       vars.push_back(v);
@@ -251,8 +278,11 @@ void parseLine(Line &l, RwScript &s) {
     l.expect(':', "after the sweep variables (sweep v in 0..2: ACTION ...)");
     size_t combinations = 1;
     for (const SweepVar &v : vars)
-      if ((combinations *= v.values.size()) > 10000)
-        fail(at, "the sweep has more than 10000 cells");
+      if ((combinations *= v.values.size()) > kMaxCells)
+        fail(at, "the sweep has more than " + std::to_string(kMaxCells) + " cells (the limit)");
+    if (s.cells.size() + combinations > kMaxCells)
+      fail(at, "the script has more than " + std::to_string(kMaxCells) +
+                   " cells in all (the limit), counting this sweep's " + std::to_string(combinations));
     size_t actionStart = l.pos;
     // Cartesian product, first variable outermost.
     std::vector<size_t> idx(vars.size(), 0);
@@ -274,6 +304,8 @@ void parseLine(Line &l, RwScript &s) {
         break;
     }
   } else {
+    if (s.cells.size() >= kMaxCells)
+      fail(at, "the script has more than " + std::to_string(kMaxCells) + " cells in all (the limit)");
     l.pos = at.col - 1;
     RwCell cell;
     cell.actions.push_back(parseAction(l, {}));
@@ -311,14 +343,12 @@ bool parseRewrite(const std::string &text, const std::string &path, SourceManage
 }
 
 bool loadRewrite(const std::string &path, SourceManager &sm, RwScript &script, std::ostream &err) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    err << "error: cannot open rewrite script \"" << path << "\"\n";
+  std::string text, error;
+  if (!support::readTextFile(path, text, error, 16u << 20)) {
+    err << "error: rewrite script: " << error << "\n";
     return false;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parseRewrite(ss.str(), path, sm, script, err);
+  return parseRewrite(text, path, sm, script, err);
 }
 
 } // namespace mixc::dsl

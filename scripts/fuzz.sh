@@ -13,18 +13,18 @@ mkdir -p "$OUT"
 FLAGS=(-std=c++17 -O1 -g -DNDEBUG -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -fsanitize-ignorelist=test/fuzz/ignorelist.txt -I.)
 DSL=(dsl/Diagnostics.cpp dsl/Lexer.cpp dsl/Parser.cpp dsl/ASTPrinter.cpp dsl/Builtins.cpp
-     dsl/Elaborator.cpp dsl/Frontend.cpp dsl/Rewrite.cpp)
+     dsl/Elaborator.cpp dsl/Frontend.cpp dsl/Rewrite.cpp support/TextFile.cpp)
 build() { # name sources...
   local name=$1; shift
   local bin="$OUT/${name}_fuzzer"
-  if [ ! -x "$bin" ] || [ -n "$(find "$@" test/fuzz/${name}_fuzzer.cpp dsl runtime/graph runtime/train runtime/tasks -newer "$bin" -name '*.[ch]*' 2>/dev/null | head -1)" ]; then
+  if [ ! -x "$bin" ] || [ -n "$(find "$@" test/fuzz/${name}_fuzzer.cpp dsl support runtime/graph runtime/train runtime/tasks -newer "$bin" -name '*.[ch]*' 2>/dev/null | head -1)" ]; then
     "$CXX" "${FLAGS[@]}" "test/fuzz/${name}_fuzzer.cpp" "$@" -o "$bin" ${LIBS:-}
   fi
 }
 build dsl "${DSL[@]}"
-build rewrite dsl/Diagnostics.cpp dsl/Rewrite.cpp dsl/Elaborator.cpp dsl/Builtins.cpp dsl/Parser.cpp dsl/Lexer.cpp
+build rewrite dsl/Diagnostics.cpp dsl/Rewrite.cpp dsl/Elaborator.cpp dsl/Builtins.cpp dsl/Parser.cpp dsl/Lexer.cpp support/TextFile.cpp
 build graph runtime/graph/GraphJson.cpp
-LIBS=-ltomlplusplus build config runtime/train/Config.cpp runtime/tasks/Dataset.cpp runtime/tasks/AR.cpp runtime/tasks/ATR.cpp runtime/tasks/Task.cpp
+LIBS=-ltomlplusplus build config runtime/train/Config.cpp runtime/tasks/Dataset.cpp runtime/tasks/AR.cpp runtime/tasks/ATR.cpp runtime/tasks/Task.cpp support/Stop.cpp
 status=0
 # Inputs that once crashed a target, replayed first.
 for f in test/fuzz/regressions/*; do

@@ -4,7 +4,9 @@
 #   bash scripts/paper.sh medium   # the paper's tasks and recipe at d = 64 (hours on 2 cores)
 #   bash scripts/paper.sh small    # ~1 hour on a 2-core CPU
 #   bash scripts/paper.sh          # the full recipe (GPU-scale: weeks on a CPU)
-# JOBS=N sets the runs at once (default: one per core); SWEEPS="ar atr" a subset.
+# JOBS=N sets the runs at once (default: one per core); SWEEPS="ar atr" a subset;
+# MIXC=path runs another mixc binary (e.g. a copy, so rebuilding does not
+# change the binary under a running sweep).
 # Resumable: run it again after an interruption and finished runs are kept.
 # On a fresh checkout the committed results-<scale>/csv/ tables seed the
 # sweep folders, so finished cells are not run again.
@@ -13,7 +15,8 @@ cd "$(dirname "$0")/.."
 SCALE=${1:-full}
 RUNS=${RUNS:-runs/paper-$SCALE}
 OUT=examples/paper/results-$SCALE
-[ -x build/bin/mixc ] || bash scripts/build.sh
+MIXC=${MIXC:-build/bin/mixc}
+[ -x "$MIXC" ] || bash scripts/build.sh
 scale_flag=()
 [ "$SCALE" = full ] || scale_flag=(--scale "$SCALE")
 jobs_flag=()
@@ -32,9 +35,9 @@ for s in "${SWEEPS[@]}"; do
       cp "$OUT/csv/$s-$t.csv" "$RUNS/$s/$t.csv"
     fi
   done
-  build/bin/mixc sweep "$file" "${scale_flag[@]}" "${jobs_flag[@]}" --out "$RUNS/$s" || status=$?
+  "$MIXC" sweep "$file" "${scale_flag[@]}" "${jobs_flag[@]}" --out "$RUNS/$s" || status=$?
   [ "${status:-0}" -ne 130 ] || exit 130 # interrupted: run again to continue
   dirs+=("$RUNS/$s")
 done
-build/bin/mixc report "${dirs[@]}" -o "$OUT/report.md" \
+"$MIXC" report "${dirs[@]}" -o "$OUT/report.md" \
   --title "Mechanistic evaluation on AR and ATR — scale: $SCALE"

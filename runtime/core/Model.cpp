@@ -42,7 +42,9 @@ Outputs one(at::Tensor t) { return {std::move(t)}; }
 /// patch / ablate (see Model::Interventions): only cell `cell`'s rows change.
 at::Tensor intervene(const at::Tensor &x, const Node &n, const Model::Interventions &iv) {
   int64_t docs = iv.docs, cell = attrI(n, "cell"), T = x.size(1);
-  int64_t first = (cell + 2) * docs;
+  if (cell < iv.firstCell || (iv.numCells >= 0 && cell >= iv.firstCell + iv.numCells))
+    return x; // another block's cell
+  int64_t first = (cell - iv.firstCell + 2) * docs;
   TORCH_CHECK(x.size(0) >= first + docs, "intervention node '", n.name, "' is for cell ", cell,
               " but the batch holds ", x.size(0) / std::max<int64_t>(docs, 1) - 2, " cells");
   const std::string &role = n.attrs.at("role").s;
@@ -76,9 +78,12 @@ at::Tensor intervene(const at::Tensor &x, const Node &n, const Model::Interventi
     TORCH_CHECK(it != iv.roles.end(), "the task has no position role '", role, "'");
     pos = it->second + attrI(n, "offset");
   }
-  TORCH_CHECK(pos.min().item<int64_t>() >= 0 && pos.max().item<int64_t>() < T, "position ",
-              role, (attrI(n, "offset") >= 0 ? "+" : ""), attrI(n, "offset"),
-              " falls outside documents of ", T, " tokens");
+  const int64_t offset = attrI(n, "offset");
+  const std::string where = role == "pos" ? "pos(" + std::to_string(attrI(n, "index")) + ")"
+                            : offset == 0 ? role
+                                          : role + (offset > 0 ? "+" : "") + std::to_string(offset);
+  TORCH_CHECK(pos.min().item<int64_t>() >= 0 && pos.max().item<int64_t>() < T, "position ", where,
+              " falls outside documents of ", T, " tokens (positions 0..", T - 1, ")");
   at::Tensor rows = at::arange(first, first + docs, at::kLong), src = at::arange(docs, at::kLong);
   at::Tensor current = x.index({rows, pos});
   out.index_put_({rows, pos}, value(x.index({src, pos}), current));

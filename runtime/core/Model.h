@@ -65,6 +65,10 @@ public:
   struct Interventions {
     int64_t docs = 0;
     std::map<std::string, at::Tensor> roles;
+    /// The batch holds cells [firstCell, firstCell + numCells) after the
+    /// source and base blocks; nodes of other cells pass their input
+    /// through. Memory then grows with the block, not the script.
+    int64_t firstCell = 0, numCells = -1; // -1: every cell
   };
 
   struct Options {

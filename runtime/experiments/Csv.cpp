@@ -1,6 +1,8 @@
 #include "runtime/experiments/Csv.h"
+#include "support/AtomicWrite.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -41,12 +43,9 @@ std::string Table::text() const {
 void writeFileAtomically(const std::string &path, const std::string &text) {
   namespace fs = std::filesystem;
   fs::create_directories(fs::absolute(path).parent_path());
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-  }
-  fs::rename(tmp, path);
+  std::string error;
+  if (!support::writeFileAtomically(path, text, error))
+    throw std::runtime_error(error);
 }
 
 namespace {

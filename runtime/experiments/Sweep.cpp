@@ -1,16 +1,20 @@
 #include "runtime/experiments/Sweep.h"
 #include "runtime/experiments/Csv.h"
+#include "support/FileLock.h"
+#include "support/Process.h"
 
 #include <toml++/toml.h>
 
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <sys/wait.h>
@@ -29,6 +33,7 @@ struct SweepError {
 struct Axis {
   std::string path;
   toml::array values;
+  toml::source_region where; // the axis's key (copied arrays lose their positions)
 };
 
 struct Spec {
@@ -70,12 +75,25 @@ void checkPath(const fs::path &file, const toml::source_region &at, const std::s
     fail(file, at, "output.dir is set per cell by the sweep; use [sweep] out");
 }
 
+/// The shortest decimal that reads back as `x`: 0.001 rather than
+/// 0.0010000000000000000208, yet two different values never print alike
+/// (cell names and result columns are built from it).
+std::string shortestDouble(double x) {
+  char buf[40];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, x);
+    if (std::strtod(buf, nullptr) == x)
+      break;
+  }
+  return buf;
+}
+
 std::string display(const toml::node &v) {
   if (auto s = v.as_string())
     return s->get();
   std::ostringstream ss;
   if (auto f = v.as_floating_point())
-    ss << f->get(); // shortest: 0.001 rather than 0.0010000000000000000208
+    return shortestDouble(f->get());
   else if (auto i = v.as_integer())
     ss << i->get();
   else if (auto b = v.as_boolean())
@@ -111,7 +129,7 @@ void readGrid(const fs::path &file, const toml::table &t, Spec &s) {
       for (const toml::node &e : *a)
         if (e.is_array() || e.is_table())
           fail(file, e, "axis values must be strings, numbers or booleans");
-      s.axes.push_back({path, *a});
+      s.axes.push_back({path, *a, k.source()});
     } else if (v.is_table()) {
       fail(file, v, "'" + path + "' must be a value or a list of values");
     } else {
@@ -210,16 +228,63 @@ Spec readSpec(const SweepOptions &o) {
   return s;
 }
 
+/// An axis's name components, one per value. Files are named by their stem
+/// unless two share one (stdlib/mamba.mix, mine/mamba.mix): then by their
+/// path. Values that still name alike (strings that differ only in
+/// characters a folder name cannot hold, a value listed twice) are an error
+/// here, at planning time, not two cells writing one folder.
+std::vector<std::string> axisComponents(const fs::path &file, const Axis &a) {
+  auto components = [&](bool fullPaths) {
+    std::vector<std::string> out;
+    for (const toml::node &v : a.values)
+      out.push_back(fullPaths && v.is_string() && a.path.substr(a.path.rfind('.') + 1) == "file"
+                        ? nameComponent("path", toml::value<std::string>(
+                              fs::path(display(v)).replace_extension().string()))
+                        : nameComponent(a.path, v));
+    return out;
+  };
+  auto firstClash = [](const std::vector<std::string> &names) {
+    std::map<std::string, size_t> seen;
+    for (size_t i = 0; i < names.size(); ++i)
+      if (!seen.emplace(names[i], i).second)
+        return std::make_pair(seen[names[i]], i);
+    return std::make_pair(size_t(0), size_t(0));
+  };
+  std::vector<std::string> names = components(false);
+  if (firstClash(names).second != 0)
+    names = components(true);
+  auto [i, j] = firstClash(names);
+  if (j != 0)
+    fail(file, a.where, "the values " + display(a.values[i]) + " and " + display(a.values[j]) +
+                                " of the axis '" + a.path + "' give cells one name (" + names[j] +
+                                "); list each value once, with names that differ in letters, "
+                                "digits, '.', '-' or '_'");
+  return names;
+}
+
+/// The most cells a sweep plans: its tables, cell list and estimate are
+/// held in memory, and a grid this large is almost always a typo.
+constexpr size_t kMaxCells = 100000;
+
 std::vector<Cell> cellsOf(const Spec &s) {
+  size_t count = 1;
+  for (const Axis &a : s.axes) {
+    count = count > kMaxCells / a.values.size() ? kMaxCells + 1 : count * a.values.size();
+    if (count > kMaxCells)
+      fail(s.file, a.where, "the grid has more than " + std::to_string(kMaxCells) +
+                                 " cells (at the axis '" + a.path + "'); split it into sweeps");
+  }
   std::vector<Cell> cells(1);
   for (const Axis &a : s.axes) {
+    std::vector<std::string> components = axisComponents(s.file, a);
     std::vector<Cell> next;
     for (const Cell &c : cells)
-      for (const toml::node &v : a.values) {
+      for (size_t i = 0; i < a.values.size(); ++i) {
+        const toml::node &v = a.values[i];
         Cell n = c;
         n.coords.push_back({a.path, display(v)});
         n.values.push_back(&v);
-        n.name += (n.name.empty() ? "" : "__") + nameComponent(a.path, v);
+        n.name += (n.name.empty() ? "" : "__") + components[i];
         next.push_back(n);
       }
     cells = next;
@@ -289,53 +354,6 @@ int64_t jobsOf(const SweepOptions &o, const Spec &s) {
   return o.jobs > 0 ? o.jobs : s.jobs > 0 ? s.jobs : std::max<int64_t>(1, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
-/// Runs `argv` (no shell), returns its exit status; stdout into `out`,
-/// stderr into `err`.
-int runCapture(const std::vector<std::string> &argv, std::string &out, std::string &err) {
-  int outPipe[2], errPipe[2];
-  if (pipe(outPipe) != 0)
-    return -1;
-  if (pipe(errPipe) != 0) {
-    close(outPipe[0]);
-    close(outPipe[1]);
-    return -1;
-  }
-  std::vector<char *> a;
-  for (const std::string &s : argv)
-    a.push_back(const_cast<char *>(s.c_str()));
-  a.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    for (int fd : {outPipe[0], outPipe[1], errPipe[0], errPipe[1]})
-      close(fd);
-    return -1;
-  }
-  if (pid == 0) {
-    dup2(outPipe[1], 1);
-    dup2(errPipe[1], 2);
-    close(outPipe[0]);
-    close(errPipe[0]);
-    execv(a[0], a.data());
-    _exit(127);
-  }
-  close(outPipe[1]);
-  close(errPipe[1]);
-  // Read both pipes to the end (stderr is small; stdout one line).
-  auto drain = [](int fd, std::string &into) {
-    char buf[4096];
-    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR);)
-      if (n > 0)
-        into.append(buf, static_cast<size_t>(n));
-    close(fd);
-  };
-  drain(outPipe[0], out);
-  drain(errPipe[0], err);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 /// `key=value` from a line such as "timing: total_steps=50016 step_s=0.01".
 double field(const std::string &line, const std::string &key) {
   size_t at = line.find(" " + key + "=");
@@ -380,7 +398,7 @@ void printEstimate(const Spec &s, const std::vector<Cell> &cells,
       writeFileAtomically(file.string(), text.str());
       std::string out, err;
       std::fflush(stdout);
-      int code = runCapture({o.self, "train", file.string(), "--time-steps", "5",
+      int code = support::runCapture({o.self, "train", file.string(), "--time-steps", "5",
                              "--backend=" + o.backend}, out, err);
       double steps = field(out, "total_steps"), step = field(out, "step_s"),
              eval = field(out, "eval_s");
@@ -471,13 +489,14 @@ std::string errorLine(const fs::path &log) {
 
 int runSweep(const SweepOptions &o) {
   Spec s;
+  std::vector<Cell> cells;
   try {
     s = readSpec(o);
+    cells = cellsOf(s);
   } catch (const SweepError &e) {
     std::cerr << e.message << "\n";
     return 1;
   }
-  std::vector<Cell> cells = cellsOf(s);
   const fs::path resultsPath = s.out / "results.csv", attribPath = s.out / "attrib.csv";
 
   // What the report needs to know about the sweep.
@@ -525,6 +544,13 @@ int runSweep(const SweepOptions &o) {
     return 0;
   }
   fs::create_directories(s.out); // not before: --dry-run creates nothing
+  // One sweep per folder: two would run the same cells and race on the tables.
+  std::string lockError;
+  std::unique_ptr<support::FolderLock> lock = support::FolderLock::acquire(s.out.string(), lockError);
+  if (!lock) {
+    std::cerr << "error: " << lockError << "\n";
+    return 1;
+  }
   writeFileAtomically((s.out / "sweep-meta.toml").string(), metaText.str());
 
   int64_t jobs = jobsOf(o, s);

@@ -1,5 +1,6 @@
 //===- GraphJson.cpp - runtime graph <-> JSON -------------------------------===//
 #include "runtime/graph/Graph.h"
+#include "support/Limits.h"
 
 #include <nlohmann/json.hpp>
 #include <algorithm>
@@ -186,9 +187,15 @@ std::string validate(const Graph &g) {
   for (const Param &p : g.params) {
     if (std::string e = define(p.name); !e.empty())
       return e;
-    for (int64_t d : p.shape)
+    int64_t elements = 1;
+    for (int64_t d : p.shape) {
       if (d <= 0)
         return "parameter '" + p.name + "' has a non-positive dimension";
+      // Checked, so that parameterCount() and allocation sizes never wrap.
+      if (__builtin_mul_overflow(elements, d, &elements) || elements > support::kMaxTensorElements)
+        return "parameter '" + p.name + "' has more than " + std::to_string(support::kMaxTensorElements) +
+               " elements";
+    }
   }
   for (const Node &n : g.nodes) {
     for (const std::string &in : n.inputs)

@@ -1,5 +1,6 @@
 //===- KernelBuild.cpp - compile, cache and dlopen generated kernels --------===//
 #include "runtime/kernels/KernelBuild.h"
+#include "support/Process.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -71,29 +72,64 @@ std::string cacheDir() {
 
 const char *targetName(Target target) { return target == Target::Cuda ? "CUDA" : "CPU"; }
 
-std::string compilerCommand(Target target) {
+std::vector<std::string> compilerArgv(Target target) {
+  std::vector<std::string> argv;
   if (target == Target::Cpu) {
-    std::string cxx = env("MIXC_CXX");
-    return (cxx.empty() ? std::string("c++") : cxx) + " " + kFlags;
+    argv = support::splitWords(env("MIXC_CXX"));
+    if (argv.empty())
+      argv = {"c++"};
+    for (const std::string &f : support::splitWords(kFlags))
+      argv.push_back(f);
+    return argv;
   }
-  std::string nvcc = env("MIXC_NVCC");
-  if (nvcc.empty())
-    nvcc = fs::exists("/usr/local/cuda/bin/nvcc") ? "/usr/local/cuda/bin/nvcc" : "nvcc";
+  argv = support::splitWords(env("MIXC_NVCC"));
+  if (argv.empty())
+    argv = {fs::exists("/usr/local/cuda/bin/nvcc") ? "/usr/local/cuda/bin/nvcc" : "nvcc"};
+  for (const std::string &f : support::splitWords(kCudaFlags))
+    argv.push_back(f);
   std::string archs = env("MIXC_CUDA_ARCHS");
-  std::istringstream in(archs.empty() ? "80 90" : archs);
-  std::string cmd = nvcc + " " + kCudaFlags, arch;
-  int n = 0;
-  while (in >> arch) {
-    cmd += " -gencode arch=compute_" + arch + ",code=sm_" + arch;
-    ++n;
+  std::vector<std::string> list = support::splitWords(archs.empty() ? "80 90" : archs);
+  for (const std::string &arch : list) {
+    // An architecture is a number: anything else would reach nvcc as a flag.
+    if (arch.empty() || arch.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    argv.push_back("-gencode");
+    argv.push_back("arch=compute_" + arch + ",code=sm_" + arch);
   }
   // nvcc compiles the architectures one after the other unless told.
-  if (n > 1)
-    cmd += " --threads " + std::to_string(n);
+  if (list.size() > 1) {
+    argv.push_back("--threads");
+    argv.push_back(std::to_string(list.size()));
+  }
+  return argv;
+}
+
+std::string compilerCommand(Target target) {
+  std::string cmd;
+  for (const std::string &w : compilerArgv(target))
+    cmd += (cmd.empty() ? "" : " ") + w;
   return cmd;
 }
 
+namespace {
+/// A cache entry is used only if it loads and says it holds kernels for
+/// `target` under some ABI: an empty, truncated or foreign file at a cache
+/// name is rebuilt instead of reported as success.
+bool usableCacheEntry(const fs::path &lib, Target target) {
+  void *handle = ::dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return false;
+  using Query = int (*)();
+  auto version = reinterpret_cast<Query>(::dlsym(handle, "mixk_abi_version"));
+  auto which = reinterpret_cast<Query>(::dlsym(handle, "mixk_target"));
+  bool ok = version && which && which() == static_cast<int>(target);
+  ::dlclose(handle);
+  return ok;
+}
+} // namespace
+
 std::string buildLibrary(const std::string &source, std::string &error, Target target) {
+  const std::vector<std::string> argv = compilerArgv(target);
   const std::string command = compilerCommand(target);
   char hash[32];
   std::snprintf(hash, sizeof hash, "%016llx",
@@ -101,7 +137,11 @@ std::string buildLibrary(const std::string &source, std::string &error, Target t
   fs::path dir = cacheDir();
   fs::path lib = dir / (std::string(hash) + ".so");
   std::error_code ec;
-  if (fs::exists(lib, ec))
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+    error = "the kernel cache " + dir.string() + " is not a directory (set MIXC_KERNEL_CACHE)";
+    return "";
+  }
+  if (fs::is_regular_file(lib, ec) && usableCacheEntry(lib, target))
     return lib.string();
   fs::create_directories(dir, ec);
   if (ec) {
@@ -119,19 +159,22 @@ std::string buildLibrary(const std::string &source, std::string &error, Target t
       return "";
     }
   }
-  std::string cmd = command + " '" + src.string() + "' -o '" + tmp.string() + "' > '" +
-                    log.string() + "' 2>&1";
-  int rc = std::system(cmd.c_str());
+  std::vector<std::string> full = argv;
+  full.insert(full.end(), {src.string(), "-o", tmp.string()});
+  std::string spawnError;
+  int rc = support::runToFile(full, log.string(), spawnError);
   std::string output = readFile(log);
   fs::remove(log, ec);
   if (rc != 0) {
     error = std::string("compiling the generated ") + targetName(target) +
             " kernels failed (" + command + "); the source is kept at " +
-            src.string() + "\n" + tail(output, 20);
+            src.string() + "\n" + (spawnError.empty() ? "" : spawnError + "\n") + tail(output, 20);
     fs::remove(tmp, ec);
     return "";
   }
   fs::remove(src, ec);
+  // rename() replaces a bad entry atomically: a concurrent reader sees the
+  // old file or the new one, never a half-written one.
   fs::rename(tmp, lib, ec);
   if (ec) {
     error = "cannot move the kernel library into " + lib.string() + ": " + ec.message();

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mixc::kernels {
 
@@ -29,9 +30,14 @@ const char *targetName(Target target);
 /// CUDA, $MIXC_NVCC, else /usr/local/cuda/bin/nvcc when present, else nvcc,
 /// building for the architectures in $MIXC_CUDA_ARCHS (default "80 90":
 /// A100, H100/H200).
+/// The command as an argument vector (run without a shell; the variables
+/// are split at blanks, quotes are not interpreted) and as one line for
+/// messages and the cache hash.
+std::vector<std::string> compilerArgv(Target target = Target::Cpu);
 std::string compilerCommand(Target target = Target::Cpu);
 
-/// Compiles `source` into <cacheDir>/<hash>.so unless that file exists;
+/// Compiles `source` into <cacheDir>/<hash>.so unless a usable library is
+/// there (it loads and names its target; anything else is rebuilt);
 /// returns its path, or "" with `error` holding the compiler's output tail.
 /// The library is written under a temporary name and renamed into place, so
 /// concurrent runs (sweeps) never load a half-written file.

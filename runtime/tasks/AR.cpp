@@ -1,4 +1,5 @@
 #include "runtime/tasks/AR.h"
+#include "runtime/tasks/TaskError.h"
 
 #include <algorithm>
 #include <random>
@@ -33,6 +34,8 @@ Dataset generate(const ARConfig &c, int64_t n, std::mt19937_64 &rng) {
   std::uniform_int_distribution<int64_t> query(0, c.numPairs - 1);
   std::vector<int32_t> doc;
   for (int64_t i = 0; i < n; ++i) {
+    if (i % 4096 == 0)
+      pollStop("AR");
     std::vector<int32_t> keys = sampleDistinct(rng, c.keys(), c.numPairs);
     std::vector<int32_t> values = sampleDistinct(rng, c.keys(), c.numPairs);
     int64_t q = query(rng);

@@ -1,4 +1,5 @@
 #include "runtime/tasks/ATR.h"
+#include "runtime/tasks/TaskError.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -143,11 +144,27 @@ Dataset sampleDocuments(PCFG &pcfg, const ATRConfig &c, int64_t n, bool test) {
   d.corruptHigh = kFirstTerminal + static_cast<int32_t>(c.numTerminals);
   std::mt19937_64 &rng = pcfg.rng();
   std::vector<int32_t> doc;
+  // Rejection sampling ends: a grammar that yields no eligible document in
+  // this many draws in a row (strings too long, no held-out pair it can
+  // produce) is reported instead of looping forever.
+  constexpr int64_t kMaxRejected = 200000;
+  int64_t rejected = 0, draws = 0;
+  auto reject = [&](const char *why) {
+    if (++rejected < kMaxRejected)
+      return;
+    throw TaskError("ATR: the grammar gave no eligible " + std::string(test ? "test" : "training") +
+                    " document in " + std::to_string(kMaxRejected) + " draws in a row (" + why +
+                    "); change num_terminals, held_out, max_string_len or the grammar's seed");
+  };
   while (d.size() < n) {
+    if (++draws % 4096 == 0)
+      pollStop("ATR");
     ATRString s = pcfg.sample();
     const int32_t len = static_cast<int32_t>(s.labels.size());
-    if (len < 3)
+    if (len < 3) {
+      reject(len == 0 ? "the last was longer than max_string_len" : "the last had fewer than 3 symbols");
       continue;
+    }
     // Eligible children: the rightmost occurrence of their label, with a
     // parent, and (with a split) a label pair of the requested side.
     std::vector<char> seen(static_cast<size_t>(c.numTerminals), 0);
@@ -164,8 +181,13 @@ Dataset sampleDocuments(PCFG &pcfg, const ATRConfig &c, int64_t n, bool test) {
         continue;
       childrenOf[p].push_back(i);
     }
-    if (childrenOf.empty())
-      continue; // no eligible query: rejected
+    if (childrenOf.empty()) { // no eligible query: rejected
+      reject(c.heldOut > 0 ? (test ? "no held-out label pair with a parent"
+                                   : "no label pair outside the held-out ones with a parent")
+                           : "no symbol with a parent");
+      continue;
+    }
+    rejected = 0;
     // sample_first = "target": a parent uniformly, then one of its children.
     auto parent = childrenOf.begin();
     std::advance(parent, std::uniform_int_distribution<size_t>(0, childrenOf.size() - 1)(rng));

@@ -4,6 +4,7 @@
 
 #include "runtime/tasks/AR.h"
 #include "runtime/tasks/ATR.h"
+#include "runtime/tasks/TaskError.h"
 
 #include <string>
 
@@ -21,7 +22,8 @@ struct TaskConfig {
   const char *title() const { return isATR() ? "ATR" : "AR"; }
 };
 
-/// The train and test sets (from `cacheDir` when it holds them).
+/// The train and test sets (from `cacheDir` when it holds them). Throws
+/// TaskError when the config admits no document or a signal stops it.
 TaskData makeTask(const TaskConfig &config, const std::string &cacheDir);
 
 } // namespace mixc::tasks

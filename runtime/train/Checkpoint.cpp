@@ -28,6 +28,7 @@ void saveCheckpoint(const std::string &path, const rt::Model &model,
   archive.write("stopped_early", c10::IValue(meta.stoppedEarly));
   archive.write("config", c10::IValue(meta.configText));
   archive.write("graph", c10::IValue(meta.graphJson));
+  archive.write("settings", c10::IValue(meta.settings));
   torch::serialize::OutputArchive weights;
   for (const auto &[name, t] : model.tensors())
     weights.write(name, t.detach(), /*is_buffer=*/true);
@@ -65,11 +66,22 @@ bool readMeta(torch::serialize::InputArchive &archive, CheckpointMeta &meta, std
   meta.stoppedEarly = archive.try_read("stopped_early", stopped) && stopped.isBool() && stopped.toBool();
   meta.configText = config.toStringRef();
   meta.graphJson = graph.toStringRef();
+  c10::IValue settings; // absent in checkpoints written before resume checked them
+  meta.settings = archive.try_read("settings", settings) && settings.isString() ? settings.toStringRef() : "";
   return true;
 }
 } // namespace
 
 bool readCheckpointMeta(const std::string &path, CheckpointMeta &meta, std::string &error) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    error = "no checkpoint at " + path + " (missing: the run never saved one, or the path is wrong)";
+    return false;
+  }
+  if (std::filesystem::is_directory(path, ec)) {
+    error = path + " is a directory, not a checkpoint";
+    return false;
+  }
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(path);

@@ -18,6 +18,7 @@ struct CheckpointMeta {
   bool stoppedEarly = false; // train.early_stop_acc was reached: the run is finished
   std::string configText;
   std::string graphJson;
+  std::string settings; // runSettings(); empty in checkpoints written before it
 };
 
 /// Writes to `path.tmp`, fsyncs, renames over `path`: a crash leaves the

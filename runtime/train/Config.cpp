@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -87,6 +88,9 @@ std::string resolve(const std::string &p, const std::string &baseDir, const std:
   return (fs::path(root) / p).lexically_normal().string();
 }
 
+constexpr int64_t kMaxThreads = 1024;
+constexpr int64_t kMaxEpochs = 1000000;
+
 const std::set<std::string> kArKeys = {"num_kv", "num_pairs"};
 const std::set<std::string> kAtrKeys = {"num_terminals", "num_nonterminals", "max_rhs_len",
                                         "max_rules_per_nt", "max_depth",
@@ -104,6 +108,10 @@ void readTask(Reader &r, const toml::table &root, TrainConfig &c) {
   if (t.name != "ar" && t.name != "atr")
     r.fail(task->get("name")->source(), "unknown task '" + t.name + "'; available: ar, atr");
   r.get(task, "cache_dir", "task", c.cacheDir);
+  std::error_code ec;
+  if (!c.cacheDir.empty() && fs::exists(c.cacheDir, ec) && !fs::is_directory(c.cacheDir, ec))
+    r.fail(task->get("cache_dir")->source(),
+           "task.cache_dir '" + c.cacheDir + "' exists and is not a directory");
   if (task)
     for (const auto &[k, v] : *task) {
       const std::set<std::string> &other = t.isATR() ? kArKeys : kAtrKeys;
@@ -118,6 +126,14 @@ void readTask(Reader &r, const toml::table &root, TrainConfig &c) {
     if (train < 1 || test < 1)
       r.fail(task ? task->source() : root.source(), "[task] train_size and test_size must be >= 1");
   };
+  // Both sets are held in memory as int32 tokens: refuse a size that cannot be.
+  auto tokenBudget = [&](int64_t documents, int64_t length) {
+    constexpr int64_t kMaxTokens = 2000000000;
+    if (documents > kMaxTokens / std::max<int64_t>(1, length))
+      r.fail(task ? task->source() : root.source(),
+             "[task] train_size + test_size documents of up to " + std::to_string(length) +
+                 " tokens exceed " + std::to_string(kMaxTokens) + " tokens (8 GB) in memory");
+  };
   if (!t.isATR()) {
     r.get(task, "num_kv", "task", t.ar.numKV);
     r.get(task, "num_pairs", "task", t.ar.numPairs);
@@ -125,6 +141,13 @@ void readTask(Reader &r, const toml::table &root, TrainConfig &c) {
     if (t.ar.numKV < 4 || t.ar.numKV % 2 || t.ar.numPairs < 1 || t.ar.numPairs > t.ar.keys())
       r.fail(task ? task->source() : root.source(),
              "[task] needs an even num_kv >= 4 and 1 <= num_pairs <= num_kv / 2");
+    // Token ids are int32, and distinct keys are drawn by rejection (cost
+    // grows with num_pairs²).
+    if (t.ar.numKV > 100000000)
+      r.fail(task->get("num_kv")->source(), "task.num_kv must be <= 100,000,000");
+    if (t.ar.numPairs > 100000)
+      r.fail(task->get("num_pairs")->source(), "task.num_pairs must be <= 100,000");
+    tokenBudget(t.ar.trainSize + t.ar.testSize, t.ar.seqLen());
     return;
   }
   tasks::ATRConfig &a = t.atr;
@@ -137,6 +160,7 @@ void readTask(Reader &r, const toml::table &root, TrainConfig &c) {
   r.get(task, "held_out", "task", a.heldOut);
   r.get(task, "max_string_len", "task", a.maxStringLen);
   sizes(a.trainSize, a.testSize, a.seed);
+  tokenBudget(a.trainSize + a.testSize, a.maxStringLen + 6);
   auto need = [&](const char *key, bool ok, const std::string &msg) {
     if (ok)
       return;
@@ -157,6 +181,27 @@ void readTask(Reader &r, const toml::table &root, TrainConfig &c) {
        "task.held_out splits the |Σ|² label pairs: it needs num_terminals <= 10000");
   need("max_string_len", a.maxStringLen >= 3 && a.maxStringLen <= 100000,
        "task.max_string_len must be in [3, 100000]");
+  // Building the grammar costs |N|² (which nonterminal may use which) and
+  // |N| × |Σ| (each nonterminal's head distribution): refuse sizes whose
+  // construction alone would take minutes or gigabytes.
+  need("num_nonterminals", a.numNonterminals <= 10000,
+       "task.num_nonterminals must be <= 10000 (the grammar's construction grows with its square)");
+  need("num_terminals", a.numNonterminals * a.numTerminals <= 50000000,
+       "task.num_nonterminals × num_terminals must be <= 50,000,000 (one head distribution over "
+       "the terminals per nonterminal); this grammar has " +
+           std::to_string(a.numNonterminals * a.numTerminals));
+  // The split must leave label pairs on both sides, or one side's rejection
+  // sampling could never finish.
+  if (a.heldOut > 0) {
+    const int64_t pairs = a.numTerminals * a.numTerminals;
+    const auto held = static_cast<int64_t>(a.heldOut * static_cast<double>(pairs) + 0.5);
+    need("held_out", held >= 1,
+         "task.held_out = " + std::to_string(a.heldOut) + " holds out " + std::to_string(held) +
+             " of the " + std::to_string(pairs) + " label pairs: the test set would have none");
+    need("held_out", held < pairs,
+         "task.held_out = " + std::to_string(a.heldOut) + " holds out all " +
+             std::to_string(pairs) + " label pairs: the training set would have none");
+  }
 }
 } // namespace
 
@@ -244,15 +289,87 @@ bool parseConfig(const std::string &text, const std::string &path, const std::st
       bad("early_stop_acc", "train.early_stop_acc is an eval accuracy in [0, 1] (0: never stop early)");
     if (c.batchSize > c.task.trainSize())
       bad("batch_size", "train.batch_size exceeds task.train_size");
+    // Periods are divisors in the step loop: 0 would trap.
+    if (c.evalEvery < 1)
+      bad("eval_every", "train.eval_every must be >= 1 (steps between evaluations)");
+    if (c.checkpointEvery < 1)
+      bad("checkpoint_every", "train.checkpoint_every must be >= 1 (steps between checkpoints)");
+    if (c.threads > kMaxThreads)
+      bad("threads", "train.threads must be in [0, " + std::to_string(kMaxThreads) +
+                         "] (0: one thread)");
+    // epochs × steps per epoch must fit in int64 (and a run that long is a typo).
+    if (c.epochs > kMaxEpochs)
+      bad("epochs", "train.epochs must be <= " + std::to_string(kMaxEpochs));
+    // NaN passes every ordered comparison above: refuse non-finite floats by name.
+    for (const auto &[key, v] : {std::pair<const char *, double>{"lr", c.lr},
+                                 {"warmup", c.warmup}, {"early_stop_acc", c.earlyStopAcc}})
+      if (!std::isfinite(v))
+        bad(key, std::string("train.") + key + " must be a finite number");
 
     const toml::table *out = r.section("output", {"dir"});
     r.get(out, "dir", "output", c.outDir);
+    if (c.outDir.empty())
+      r.fail(out && out->get("dir") ? out->get("dir")->source() : root.source(),
+             "output.dir must not be empty");
   } catch (const ConfigError &e) {
     error = e.message;
     return false;
   }
   c.text = text;
   return true;
+}
+
+std::string runSettings(const TrainConfig &c) {
+  std::ostringstream ss;
+  ss.precision(17);
+  const tasks::TaskConfig &t = c.task;
+  ss << "task.name = " << t.name << "\n";
+  if (t.isATR()) {
+    const tasks::ATRConfig &a = t.atr;
+    ss << "task.num_terminals = " << a.numTerminals << "\ntask.num_nonterminals = "
+       << a.numNonterminals << "\ntask.max_rhs_len = " << a.maxRhsLen
+       << "\ntask.max_rules_per_nt = " << a.maxRulesPerNt << "\ntask.max_depth = " << a.maxDepth
+       << "\ntask.terminal_occurrence_factor = " << a.terminalFactor << "\ntask.held_out = "
+       << a.heldOut << "\ntask.max_string_len = " << a.maxStringLen;
+  } else {
+    ss << "task.num_kv = " << t.ar.numKV << "\ntask.num_pairs = " << t.ar.numPairs;
+  }
+  ss << "\ntask.train_size = " << t.trainSize() << "\ntask.test_size = " << t.testSize()
+     << "\ntask.seed = " << (t.isATR() ? t.atr.seed : t.ar.seed) << "\ntrain.epochs = " << c.epochs
+     << "\ntrain.batch_size = " << c.batchSize << "\ntrain.lr = " << c.lr
+     << "\ntrain.warmup = " << c.warmup << "\ntrain.schedule = " << c.schedule
+     << "\ntrain.seed = " << c.seed << "\ntrain.max_steps = " << c.maxSteps
+     << "\ntrain.eval_every = " << c.evalEvery << "\ntrain.eval_size = " << c.evalSize
+     << "\ntrain.checkpoint_every = " << c.checkpointEvery
+     << "\ntrain.early_stop_acc = " << c.earlyStopAcc << "\n";
+  return ss.str();
+}
+
+std::vector<std::string> changedSettings(const std::string &before, const std::string &after) {
+  auto parse = [](const std::string &text) {
+    std::map<std::string, std::string> kv;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+      if (size_t eq = line.find(" = "); eq != std::string::npos)
+        kv[line.substr(0, eq)] = line.substr(eq + 3);
+    return kv;
+  };
+  std::map<std::string, std::string> a = parse(before), b = parse(after);
+  std::vector<std::string> changed;
+  for (const auto &[k, v] : b)
+    if (!a.count(k) || a[k] != v)
+      changed.push_back(k);
+  for (const auto &[k, v] : a)
+    if (!b.count(k))
+      changed.push_back(k);
+  return changed;
+}
+
+bool overridableOnResume(const std::string &key) {
+  static const std::set<std::string> keys = {"train.max_steps", "train.eval_every",
+                                             "train.eval_size", "train.checkpoint_every",
+                                             "train.early_stop_acc"};
+  return keys.count(key) != 0;
 }
 
 std::string defaultConfigText() {

@@ -46,6 +46,18 @@ struct TrainConfig {
 bool parseConfig(const std::string &text, const std::string &path, const std::string &baseDir,
                  const std::string &projectRoot, TrainConfig &config, std::string &error);
 
+/// The settings a run's outcome depends on (task and training, not the
+/// model: the graph is compared on its own), as "key = value" lines in a
+/// fixed order. Checkpoints store them, so --resume can refuse a change.
+std::string runSettings(const TrainConfig &config);
+
+/// The keys whose values differ between two runSettings texts.
+std::vector<std::string> changedSettings(const std::string &before, const std::string &after);
+
+/// Keys --resume may change when --override names them: they decide when
+/// the run evaluates, checkpoints or ends, not what it trains on.
+bool overridableOnResume(const std::string &key);
+
 /// The built-in default run: a small Based on a reduced AR (the main job).
 std::string defaultConfigText();
 

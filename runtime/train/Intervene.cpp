@@ -114,45 +114,63 @@ int intervene(const std::string &checkpoint, const graph::Graph &g, const Interv
     return 1;
   const TrainConfig &config = restored.config;
   std::unique_ptr<rt::Model> &model = restored.model;
-  tasks::TaskData data = tasks::makeTask(config.task, config.cacheDir);
+  tasks::TaskData data;
+  try {
+    data = tasks::makeTask(config.task, config.cacheDir);
+  } catch (const tasks::TaskError &e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return e.interrupted ? 130 : 1;
+  }
   const tasks::Dataset &d = data.test;
   int64_t n = std::min<int64_t>(opts.size, d.size());
   std::vector<int32_t> corrupted = corruptTokens(d, n, spec.corrupt, opts.seed);
   const int64_t C = static_cast<int64_t>(spec.cells.size()), T = d.seqLen;
-  // Keep a forward at ~512 rows: chunk documents by the number of blocks.
-  const int64_t chunk = std::max<int64_t>(1, 512 / (C + 2));
+  // Cells run in blocks of at most kBlock (one batched forward per block
+  // and chunk of documents), so memory follows the block, not the script:
+  // a 10,000-cell sweep needs no more than a 64-cell one. A forward keeps to
+  // ~512 rows: documents are chunked by the number of blocks in the batch.
+  constexpr int64_t kBlock = 64;
+  const int64_t block = std::min<int64_t>(std::max<int64_t>(C, 1), kBlock);
+  const int64_t chunk = std::max<int64_t>(1, 512 / (block + 2));
 
   auto start = std::chrono::steady_clock::now();
   std::vector<double> sumPatched(C, 0);
   double sumClean = 0, sumCorrupt = 0;
   torch::NoGradGuard noGrad;
   at::manual_seed(opts.seed); // noise ablations
-  for (int64_t i = 0; i < n; i += chunk) {
-    int64_t j = std::min(n, i + chunk), m = j - i;
-    const int64_t len = d.maxLength(i, j); // a chunk needs no more columns (causal models)
-    at::Tensor clean = int64Rows(d.tokens, i, j, T).narrow(1, 0, len);
-    at::Tensor corrupt = int64Rows(corrupted, i, j, T).narrow(1, 0, len);
-    at::Tensor base = spec.swap ? clean : corrupt, source = spec.swap ? corrupt : clean;
-    std::vector<at::Tensor> blocks = {source, base};
-    for (int64_t c = 0; c < C; ++c)
-      blocks.push_back(base);
-    rt::Model::Options o;
-    o.readout = int64Slice(d.readout, i, j).repeat({C + 2});
-    rt::Model::Interventions iv;
-    iv.docs = m;
-    iv.roles = {{"key", int64Slice(d.keyPos, i, j)},       {"value", int64Slice(d.valuePos, i, j)},
-                {"query", int64Slice(d.queryPos, i, j)},   {"divider", int64Slice(d.dividerPos, i, j)},
-                {"answer", int64Slice(d.queryPos, i, j) + 1}};
-    o.interventions = iv;
-    at::Tensor logits = model->forward(at::cat(blocks, 0), o).squeeze(1);     // [(C+2)m, V]
-    at::Tensor target = int64Slice(d.target, i, j).repeat({C + 2});
-    at::Tensor p = at::softmax(logits, -1).gather(1, target.unsqueeze(1)).view({C + 2, m});
-    at::Tensor perBlock = p.to(at::kDouble).sum(1);
-    double s0 = perBlock[0].item<double>(), s1 = perBlock[1].item<double>();
-    sumClean += spec.swap ? s1 : s0;
-    sumCorrupt += spec.swap ? s0 : s1;
-    for (int64_t c = 0; c < C; ++c)
-      sumPatched[c] += perBlock[c + 2].item<double>();
+  for (int64_t c0 = 0; c0 < std::max<int64_t>(C, 1); c0 += block) {
+    const int64_t cells = std::min(C - c0, block);
+    for (int64_t i = 0; i < n; i += chunk) {
+      int64_t j = std::min(n, i + chunk), m = j - i;
+      const int64_t len = d.maxLength(i, j); // a chunk needs no more columns (causal models)
+      at::Tensor clean = int64Rows(d.tokens, i, j, T).narrow(1, 0, len);
+      at::Tensor corrupt = int64Rows(corrupted, i, j, T).narrow(1, 0, len);
+      at::Tensor base = spec.swap ? clean : corrupt, source = spec.swap ? corrupt : clean;
+      std::vector<at::Tensor> blocks = {source, base};
+      for (int64_t c = 0; c < cells; ++c)
+        blocks.push_back(base);
+      rt::Model::Options o;
+      o.readout = int64Slice(d.readout, i, j).repeat({cells + 2});
+      rt::Model::Interventions iv;
+      iv.docs = m;
+      iv.firstCell = c0;
+      iv.numCells = cells;
+      iv.roles = {{"key", int64Slice(d.keyPos, i, j)},       {"value", int64Slice(d.valuePos, i, j)},
+                  {"query", int64Slice(d.queryPos, i, j)},   {"divider", int64Slice(d.dividerPos, i, j)},
+                  {"answer", int64Slice(d.queryPos, i, j) + 1}};
+      o.interventions = iv;
+      at::Tensor logits = model->forward(at::cat(blocks, 0), o).squeeze(1);     // [(cells+2)m, V]
+      at::Tensor target = int64Slice(d.target, i, j).repeat({cells + 2});
+      at::Tensor p = at::softmax(logits, -1).gather(1, target.unsqueeze(1)).view({cells + 2, m});
+      at::Tensor perBlock = p.to(at::kDouble).sum(1);
+      if (c0 == 0) { // the clean and corrupted runs: once, not per block
+        double s0 = perBlock[0].item<double>(), s1 = perBlock[1].item<double>();
+        sumClean += spec.swap ? s1 : s0;
+        sumCorrupt += spec.swap ? s0 : s1;
+      }
+      for (int64_t c = 0; c < cells; ++c)
+        sumPatched[c0 + c] += perBlock[c + 2].item<double>();
+    }
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -201,8 +219,8 @@ int intervene(const std::string &checkpoint, const graph::Graph &g, const Interv
     else
       std::printf("%-44s %10.4f %10s\n", spec.cells[c].label.c_str(), results[c].pPatched, "n/a");
   }
-  std::printf("%lld cells in %.2fs (one batched forward per %lld documents); wrote %s\n",
-              (long long)C, seconds, (long long)chunk, (out / "attrib.csv").string().c_str());
+  std::printf("%lld cells in %.2fs (one batched forward per %lld documents and %lld cells); wrote %s\n",
+              (long long)C, seconds, (long long)chunk, (long long)block, (out / "attrib.csv").string().c_str());
   return 0;
 }
 

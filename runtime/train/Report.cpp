@@ -1,4 +1,5 @@
 #include "runtime/train/Report.h"
+#include "support/AtomicWrite.h"
 
 #include <algorithm>
 #include <cmath>
@@ -55,14 +56,9 @@ void Progress::finish() {
 }
 
 void writeFileAtomically(const std::string &path, const std::string &text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush())
-      throw std::runtime_error("cannot write " + tmp);
-  }
-  std::filesystem::rename(tmp, path);
+  std::string error;
+  if (!support::writeFileAtomically(path, text, error))
+    throw std::runtime_error(error);
 }
 
 void writeMetricsCsv(const std::string &path, const std::vector<MetricsRow> &rows) {

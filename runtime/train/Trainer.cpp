@@ -11,6 +11,8 @@
 #include "runtime/train/Batches.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Report.h"
+#include "support/FileLock.h"
+#include "support/Stop.h"
 
 #include <torch/torch.h>
 
@@ -23,25 +25,6 @@ namespace mixc::train {
 namespace fs = std::filesystem;
 
 namespace {
-volatile std::sig_atomic_t gStop = 0;
-void onSignal(int) { gStop = 1; }
-
-/// SIGINT/SIGTERM only raise gStop while a run is set up or training; the
-/// loop then saves a checkpoint and exits. Restores the old handlers on exit.
-struct StopOnSignals {
-  StopOnSignals() {
-    gStop = 0;
-    oldInt = std::signal(SIGINT, onSignal);
-    oldTerm = std::signal(SIGTERM, onSignal);
-  }
-  ~StopOnSignals() {
-    std::signal(SIGINT, oldInt);
-    std::signal(SIGTERM, oldTerm);
-  }
-  void (*oldInt)(int);
-  void (*oldTerm)(int);
-};
-
 /// Rows [from, to) of a data set as a batch: tokens cut to the batch's
 /// longest document ([n, T_batch] int64), readout positions and targets.
 struct Batch {
@@ -173,27 +156,84 @@ bool bindTaskToModel(TrainConfig &c, std::string &error) {
   return true;
 }
 
+namespace {
+/// A signal during setup (model, data) stops there: nothing is written yet.
+bool stoppedDuringSetup(const char *phase) {
+  if (!support::stopRequested())
+    return false;
+  std::cerr << "interrupted while " << phase << "; nothing was written\n";
+  return true;
+}
+
+/// --resume continues only the run it was started as: a changed task or
+/// optimiser setting would silently train on something else. The keys
+/// that decide only when to evaluate, checkpoint or stop may change when
+/// --override names them.
+bool sameRunSettings(const CheckpointMeta &meta, const std::string &now, const RunOptions &opts,
+                     const std::string &ckptPath) {
+  if (meta.settings.empty())
+    return true; // written before settings were stored: nothing to compare
+  std::vector<std::string> refused;
+  for (const std::string &key : changedSettings(meta.settings, now))
+    if (!opts.overrides.count(key) || !overridableOnResume(key))
+      refused.push_back(key);
+  if (refused.empty())
+    return true;
+  std::string list;
+  for (const std::string &k : refused)
+    list += (list.empty() ? "" : ", ") + k + (overridableOnResume(k) ? " (--override " + k + " allows it)" : "");
+  std::cerr << "error: --resume: the config differs from the one " << ckptPath
+            << " was trained with in: " << list
+            << "; resume with the original settings, or start a new run in another folder\n";
+  return false;
+}
+
+} // namespace
+
 int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
-  StopOnSignals signals; // from the start: a signal during setup still stops cleanly
+  support::StopOnSignals signals; // from the start: a signal during setup still stops cleanly
+  const std::string ckptPath = (fs::path(c.outDir) / "checkpoint.pt").string();
+  const std::string csvPath = (fs::path(c.outDir) / "metrics.csv").string();
+  const std::string svgPath = (fs::path(c.outDir) / "curves.svg").string();
+  const std::string graphJson = graph::toJson(g);
+  const std::string settings = runSettings(c);
+  std::error_code ec;
+  if (opts.resume && !fs::exists(ckptPath, ec)) { // and do not create the folder
+    std::cerr << "error: --resume: " << (fs::is_directory(c.outDir, ec) ? "" : "missing run folder: ")
+              << "no run to continue in " << c.outDir << " (checkpoint.pt is missing)\n";
+    return 1;
+  }
   rt::setThreads(static_cast<int>(c.threads));
   std::unique_ptr<rt::Model> model = buildModel(g, opts.kernelLibrary);
   if (!model)
     return 1;
-  std::error_code ec;
+  if (stoppedDuringSetup("building the model"))
+    return 130;
   fs::create_directories(c.outDir, ec);
   if (ec) {
     std::cerr << "error: cannot create " << c.outDir << ": " << ec.message() << "\n";
     return 1;
   }
-  const std::string ckptPath = (fs::path(c.outDir) / "checkpoint.pt").string();
-  const std::string csvPath = (fs::path(c.outDir) / "metrics.csv").string();
-  const std::string svgPath = (fs::path(c.outDir) / "curves.svg").string();
-  const std::string graphJson = graph::toJson(g);
+  // One writer per run folder, for the whole run.
+  std::string lockError;
+  std::unique_ptr<support::FolderLock> lock = support::FolderLock::acquire(c.outDir, lockError);
+  if (!lock) {
+    std::cerr << "error: " << lockError << "\n";
+    return 1;
+  }
 
   auto loadStart = std::chrono::steady_clock::now();
-  tasks::TaskData data = tasks::makeTask(c.task, c.cacheDir);
+  tasks::TaskData data;
+  try {
+    data = tasks::makeTask(c.task, c.cacheDir);
+  } catch (const tasks::TaskError &e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return e.interrupted ? 130 : 1;
+  }
   const tasks::Dataset &trainSet = data.train, &testSet = data.test;
   double loadSec = std::chrono::duration<double>(std::chrono::steady_clock::now() - loadStart).count();
+  if (stoppedDuringSetup("generating the data"))
+    return 130;
 
   model->initParameters(c.seed);
   torch::optim::AdamW optimizer = makeOptimizer(*model, c);
@@ -214,6 +254,8 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
       std::cerr << "error: --resume: " << ckptPath << " was written for a different model\n";
       return 1;
     }
+    if (!sameRunSettings(meta, settings, opts, ckptPath))
+      return 1;
     if (!loadCheckpoint(ckptPath, *model, &optimizer, meta, error)) {
       std::cerr << "error: --resume: " << error << "\n";
       return 1;
@@ -254,15 +296,17 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
   if (step == 0 && rows.empty())
     record(std::log(static_cast<double>(c.task.vocabSize())), 0, 0, 0);
 
+  // The step of the checkpoint on disk (-1: none yet), for the messages.
+  int64_t lastCheckpoint = opts.resume ? step : -1;
   Progress progress(total, opts.quiet);
   auto start = std::chrono::steady_clock::now();
   int64_t startStep = step, window = 0;
   double windowLoss = 0, windowAcc = 0, lastLoss = 0, lastAcc = 0;
   double tokensSeen = 0; // real (unpadded) tokens: comparable across tasks
   while (step < total && !stoppedEarly) {
-    if (gStop || (opts.stopAfter > 0 && step == opts.stopAfter)) {
+    if (support::stopRequested() || (opts.stopAfter > 0 && step == opts.stopAfter)) {
       progress.finish();
-      saveCheckpoint(ckptPath, *model, &optimizer, {step, false, c.text, graphJson});
+      saveCheckpoint(ckptPath, *model, &optimizer, {step, false, c.text, graphJson, settings});
       std::cerr << "interrupted: checkpoint saved at step " << step << "; continue with --resume\n";
       return 130;
     }
@@ -277,8 +321,11 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
     double l = r.loss.item<double>();
     if (!std::isfinite(l)) {
       progress.finish();
-      std::cerr << "error: the loss became " << l << " at step " << step
-                << " (learning rate " << lr << " too high?); the last checkpoint is kept\n";
+      std::cerr << "error: the loss became " << l << " at step " << step << " (learning rate "
+                << lr << " too high?); "
+                << (lastCheckpoint >= 0 ? "the last checkpoint (step " + std::to_string(lastCheckpoint) + ") is kept"
+                                        : std::string("no checkpoint was written yet"))
+                << "\n";
       return 1;
     }
     double a = (r.logits.argmax(-1) == r.target).to(at::kDouble).mean().item<double>();
@@ -296,7 +343,10 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
       stoppedEarly = c.earlyStopAcc > 0 && e.accuracy >= c.earlyStopAcc;
     }
     if (stoppedEarly || step % c.checkpointEvery == 0 || step == total)
-      saveCheckpoint(ckptPath, *model, &optimizer, {step, stoppedEarly, c.text, graphJson});
+      {
+      saveCheckpoint(ckptPath, *model, &optimizer, {step, stoppedEarly, c.text, graphJson, settings});
+      lastCheckpoint = step;
+    }
   }
   progress.finish();
   if (rows.empty()) {
@@ -331,7 +381,13 @@ bool timeSteps(const TrainConfig &c, const graph::Graph &g, const RunOptions &op
     error = "cannot run the model (see above)";
     return false;
   }
-  tasks::TaskData data = tasks::makeTask(c.task, c.cacheDir); // cached for the real run
+  tasks::TaskData data;
+  try {
+    data = tasks::makeTask(c.task, c.cacheDir); // cached for the real run
+  } catch (const tasks::TaskError &e) {
+    error = e.what();
+    return false;
+  }
   const tasks::Dataset &trainSet = data.train;
   model->initParameters(c.seed);
   torch::optim::AdamW optimizer = makeOptimizer(*model, c);
@@ -355,7 +411,13 @@ int evaluate(const std::string &where, int64_t evalSize, std::ostream &out) {
   if (!restore(where, nullptr, r))
     return 1;
   const TrainConfig &c = r.config;
-  tasks::TaskData data = tasks::makeTask(c.task, c.cacheDir);
+  tasks::TaskData data;
+  try {
+    data = tasks::makeTask(c.task, c.cacheDir);
+  } catch (const tasks::TaskError &e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
   int64_t n = evalSize > 0 ? std::min<int64_t>(evalSize, data.test.size()) : c.evalSize;
   EvalResult e = evaluateOn(*r.model, data.test, n, c.evalBatch);
   char buf[320];

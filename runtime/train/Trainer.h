@@ -11,6 +11,7 @@
 #include "runtime/train/Config.h"
 
 #include <ostream>
+#include <set>
 #include <string>
 
 namespace mixc::train {
@@ -20,6 +21,7 @@ struct RunOptions {
   bool quiet = false;  // no progress bar
   int64_t stopAfter = 0; // act as if interrupted after this many steps (tests)
   std::string kernelLibrary; // --backend=generated: the built kernels (runtime/kernels)
+  std::set<std::string> overrides; // --override: settings --resume may change (overridableOnResume)
 };
 
 /// Sets the model's `vocab` parameter to the task's vocabulary size (an

@@ -101,8 +101,20 @@ private:
     }
     if (!out.empty())
       return out;
-    // The three closest names help with typos and wrong layer indices.
-    std::sort(names.begin(), names.end(), [&](const std::string &x, const std::string &y) {
+    // A node an earlier `remove` took out is not a typo: say so.
+    for (Operation *op : named)
+      if (removed.count(op) && dsl::matchesPattern(a.pattern, nameOf(op))) {
+        emitError(locOf(a)) << "'" << nameOf(op) << "' was removed by a 'remove' line of this "
+                            << "script, so '" << a.kind << "' cannot act on it";
+        return std::nullopt;
+      }
+    // The three closest names help with typos and wrong layer indices; never
+    // the rejected name itself, nor a removed node.
+    names.clear();
+    for (Operation *op : named)
+      if (!removed.count(op) && nameOf(op) != a.pattern)
+        names.push_back(nameOf(op));
+    std::stable_sort(names.begin(), names.end(), [&](const std::string &x, const std::string &y) {
       return dsl::editDistance(a.pattern, x) < dsl::editDistance(a.pattern, y);
     });
     std::string nearest;
@@ -117,6 +129,13 @@ private:
         op->getResult(0).getType().cast<RankedTensorType>().getRank() < 2)
       return emitError(locOf(a)) << "cannot intervene on '" << nameOf(op)
                                  << "': it is not a [B, T, ...] value";
+    if (a.kind == "add") { // located here rather than as the verifier's op dump
+      int64_t width = op->getResult(0).getType().cast<RankedTensorType>().getShape().back();
+      if (static_cast<int64_t>(a.vector.size()) != width)
+        return emitError(locOf(a)) << "add(FILE) holds " << a.vector.size() << " numbers, but '"
+                                   << nameOf(op) << "' has " << width
+                                   << " values per position (its last dimension)";
+    }
     OpBuilder b(op->getContext());
     b.setInsertionPointAfter(op);
     Value x = op->getResult(0);

@@ -24,8 +24,13 @@
 #include "runtime/train/Config.h"
 #include "runtime/train/Intervene.h"
 #include "runtime/train/Trainer.h"
+#include "support/AtomicWrite.h"
+#include "support/TextFile.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <limits>
+#include <set>
 #include <cstdio>
 #include <chrono>
 #include <filesystem>
@@ -59,6 +64,9 @@ options:
   -I DIR             also look for imports in DIR
   -o FILE            write the output to FILE (atomically) instead of stdout
   --resume           train: continue the run in the config's output dir
+  --override KEYS    train --resume: let these settings differ from the checkpoint's
+                     (comma-separated: train.max_steps, train.eval_every,
+                     train.eval_size, train.checkpoint_every, train.early_stop_acc)
   --quiet            train: no progress bar
   --out DIR          train: override [output] dir
   --max-steps N      train: override [train] max_steps (a quick look at a config)
@@ -92,6 +100,7 @@ struct Options {
   std::string emit = "graph";
   std::string output;
   bool resume = false, quiet = false;
+  std::set<std::string> overrides; // --override: settings --resume may change
   int64_t stopAfter = 0, maxSteps = 0, timeSteps = 0;
   std::string outDir;
   int64_t size = 0;
@@ -129,9 +138,13 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
     auto positive = [&](const std::string &flag) -> int64_t {
       std::string v = value(flag);
       char *end = nullptr;
+      errno = 0;
       long long n = std::strtoll(v.c_str(), &end, 10);
       if (problem.empty() && (v.empty() || *end || n <= 0))
         problem = flag + " expects a positive integer, got '" + v + "'";
+      else if (problem.empty() && errno == ERANGE) // strtoll saturates silently
+        problem = flag + " " + v + " is too large (the largest is " +
+                  std::to_string(std::numeric_limits<int64_t>::max()) + ")";
       return n;
     };
     auto is = [&](const std::string &flag) {
@@ -160,6 +173,21 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.output = value("-o");
     } else if (a == "--resume") {
       o.resume = true;
+    } else if (is("--override")) {
+      std::string keys = value("--override");
+      for (size_t start = 0, comma; start <= keys.size(); start = comma + 1) {
+        comma = keys.find(',', start);
+        if (comma == std::string::npos)
+          comma = keys.size();
+        std::string key = keys.substr(start, comma - start);
+        if (!mixc::train::overridableOnResume(key)) {
+          problem = "--override takes train.max_steps, train.eval_every, train.eval_size, "
+                    "train.checkpoint_every or train.early_stop_acc (comma-separated), got '" +
+                    key + "'";
+          return false;
+        }
+        o.overrides.insert(key);
+      }
     } else if (a == "--quiet") {
       o.quiet = true;
     } else if (is("--out")) {
@@ -210,21 +238,11 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
 
 /// Writes `text` to `path` via a temporary file and a rename.
 bool writeAtomically(const std::string &path, const std::string &text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out || !(out << text) || !out.flush()) {
-      std::cerr << "error: cannot write " << tmp << "\n";
-      return false;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::cerr << "error: cannot rename " << tmp << " to " << path << ": " << ec.message() << "\n";
-    return false;
-  }
-  return true;
+  std::string error;
+  if (mixc::support::writeFileAtomically(path, text, error))
+    return true;
+  std::cerr << "error: " << error << "\n";
+  return false;
 }
 
 int emit(const Options &o, const std::string &text) {
@@ -270,6 +288,10 @@ std::string kernelLibrary(const Options &o, const mix::CompileResult &result) {
   std::string path = mixc::kernels::buildLibrary(
       cuda ? result.cudaKernels : result.cpuKernels, error,
       cuda ? mixc::kernels::Target::Cuda : mixc::kernels::Target::Cpu);
+  // Success only for a library that loads and passes the ABI and target
+  // checks the run will make.
+  if (!path.empty() && !mixc::kernels::Library::open(path, error))
+    path.clear();
   if (path.empty()) {
     if (o.backend == "auto")
       std::cerr << "note: --backend=auto: the generated kernels did not build, so the LibTorch "
@@ -355,14 +377,11 @@ int cmdTrain(const Options &o) {
     text = mixc::train::defaultConfigText();
   } else {
     path = o.files[0];
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      std::cerr << "error: cannot open config \"" << path << "\"\n";
+    std::string error;
+    if (!mixc::support::readTextFile(path, text, error, 16u << 20)) {
+      std::cerr << "error: config: " << error << "\n";
       return 1;
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
     baseDir = std::filesystem::path(path).parent_path().string();
   }
   mixc::train::TrainConfig config;
@@ -393,7 +412,7 @@ int cmdTrain(const Options &o) {
   mix::CompileResult result;
   if (!compileFile(compile, config.modelFile, result))
     return 1;
-  mixc::train::RunOptions run{o.resume, o.quiet, o.stopAfter, kernelLibrary(o, result)};
+  mixc::train::RunOptions run{o.resume, o.quiet, o.stopAfter, kernelLibrary(o, result), o.overrides};
   if (o.backend == "generated" && run.kernelLibrary.empty())
     return 1;
   if (o.timeSteps > 0) {

@@ -10,6 +10,8 @@
 #include "runtime/core/Model.h"
 #include "runtime/kernels/KernelBuild.h"
 
+#include <fstream>
+#include <filesystem>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -150,6 +152,55 @@ TEST(KernelBuild, ALibraryThatDoesNotNameItsTargetIsRefused) {
   ASSERT_NE(path, "") << error;
   EXPECT_FALSE(mixc::kernels::Library::open(path, error));
   EXPECT_NE(error.find("which device"), std::string::npos) << error;
+}
+
+TEST(KernelBuild, ACorruptOrForeignCacheEntryIsRebuiltNotReported) {
+  setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, 0);
+  const std::string source = "extern \"C\" int mixk_abi_version() { return " +
+                             std::to_string(MIXK_ABI_VERSION) +
+                             "; }\nextern \"C\" int mixk_target() { return 0; }\n"
+                             "extern \"C\" int corrupt_entry_marker() { return 17; }\n";
+  std::string error;
+  const std::string path = mixc::kernels::buildLibrary(source, error);
+  ASSERT_NE(path, "") << error;
+  // An empty file and a foreign one at the cache name.
+  for (const std::string &bad : {std::string(), std::string("not an ELF file at all")}) {
+    { std::ofstream(path, std::ios::binary | std::ios::trunc) << bad; }
+    EXPECT_EQ(mixc::kernels::buildLibrary(source, error), path) << error;
+    auto library = mixc::kernels::Library::open(path, error);
+    ASSERT_TRUE(library) << "a bad entry (" << bad.size() << " bytes) was not rebuilt: " << error;
+  }
+}
+
+TEST(KernelBuild, CachePathsAndCompilerVariablesNeverReachAShell) {
+  // A cache folder whose name is shell syntax: with system() this ran
+  // `touch` (and a quote broke the build). With an argument vector it is
+  // just a folder name.
+  const std::string base = std::string(MIXC_TEST_KERNEL_CACHE) + "/shell-test";
+  const std::string marker = base + "/pwned";
+  const std::string cache = base + "/it's $(touch " + marker + ") `touch " + marker + "`";
+  std::filesystem::remove_all(base);
+  const char *old = std::getenv("MIXC_KERNEL_CACHE");
+  const std::string saved = old ? old : "";
+  setenv("MIXC_KERNEL_CACHE", cache.c_str(), 1);
+  std::string error;
+  const std::string path = mixc::kernels::buildLibrary(
+      "extern \"C\" int mixk_abi_version() { return " + std::to_string(MIXK_ABI_VERSION) +
+          "; }\nextern \"C\" int mixk_target() { return 0; }\n",
+      error);
+  EXPECT_NE(path, "") << error;
+  EXPECT_EQ(path.rfind(cache, 0), 0u) << path;
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "a cache path ran shell code";
+  // $MIXC_CXX is split at blanks, never interpreted: a `;` is an argument.
+  setenv("MIXC_CXX", ("c++ ; touch " + marker).c_str(), 1);
+  EXPECT_EQ(mixc::kernels::buildLibrary("int changed_source_so_it_builds;", error), "");
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "MIXC_CXX ran shell code";
+  unsetenv("MIXC_CXX");
+  if (old)
+    setenv("MIXC_KERNEL_CACHE", saved.c_str(), 1);
+  else
+    unsetenv("MIXC_KERNEL_CACHE");
+  std::filesystem::remove_all(base);
 }
 
 /// A one-layer, d = 16 stdlib model and its CPU kernel library (nullptr

@@ -1,0 +1,24 @@
+//===- AtomicWrite.h - replace a file all at once ---------------*- C++ -*-===//
+//
+// Every file mixc writes that someone may read at the same time (configs,
+// metrics, result tables, reports, emitted IR) is written here: to a
+// temporary named by the writer's pid in the same folder, checked, fsynced,
+// renamed over the target, and the folder fsynced. A reader sees the old
+// file or the new one; a crash leaves the old one; two writers never share
+// a temporary.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MIXC_SUPPORT_ATOMICWRITE_H
+#define MIXC_SUPPORT_ATOMICWRITE_H
+
+#include <string>
+
+namespace mixc::support {
+
+/// Writes `text` to `path` atomically; false with `error` set otherwise (the
+/// temporary is removed). A `path` that is a directory is an error.
+bool writeFileAtomically(const std::string &path, const std::string &text, std::string &error);
+
+} // namespace mixc::support
+
+#endif

@@ -1,0 +1,34 @@
+//===- Process.h - run external programs without a shell --------*- C++ -*-===//
+//
+// Every external tool mixc starts (the C++ compiler, nvcc, its own children)
+// goes through here with an argument vector: no string a user controls (a
+// cache path, an environment variable) is ever parsed by a shell.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MIXC_SUPPORT_PROCESS_H
+#define MIXC_SUPPORT_PROCESS_H
+
+#include <string>
+#include <vector>
+
+namespace mixc::support {
+
+/// Runs argv[0] (searched on PATH when it has no '/') with `argv`, its
+/// stdout and stderr both written to `logFile` (truncated). Returns the exit
+/// status, 128 + signal when killed, or -1 when it could not be started
+/// (then `error` says why).
+int runToFile(const std::vector<std::string> &argv, const std::string &logFile,
+              std::string &error);
+
+/// Runs `argv` (argv[0] a path, no PATH search) and returns its exit status
+/// as runToFile; stdout into `out`, stderr into `err`.
+int runCapture(const std::vector<std::string> &argv, std::string &out, std::string &err);
+
+/// Splits a command given in an environment variable ("ccache g++") into
+/// words at blanks. Quotes are not interpreted: such a variable names a
+/// program and fixed flags, and is never handed to a shell.
+std::vector<std::string> splitWords(const std::string &command);
+
+} // namespace mixc::support
+
+#endif

@@ -1,0 +1,50 @@
+//===- TextFile.cpp - read a whole file, saying why not --------------------===//
+#include "support/TextFile.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace mixc::support {
+namespace fs = std::filesystem;
+
+bool readTextFile(const std::string &path, std::string &contents, std::string &error,
+                  size_t maxBytes) {
+  const std::string quoted = "\"" + path + "\"";
+  std::error_code ec;
+  fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) {
+    error = quoted + " does not exist";
+    return false;
+  }
+  // An ifstream opens a directory without complaint and reads nothing.
+  if (fs::is_directory(st)) {
+    error = quoted + " is a directory, not a file";
+    return false;
+  }
+  if (fs::is_regular_file(st) && fs::file_size(path, ec) > maxBytes && !ec) {
+    error = quoted + " is larger than " + std::to_string(maxBytes >> 20) + " MiB";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot open " + quoted + ": " + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) {
+    error = "cannot read " + quoted;
+    return false;
+  }
+  contents = ss.str();
+  if (contents.size() > maxBytes) {
+    error = quoted + " is larger than " + std::to_string(maxBytes >> 20) + " MiB";
+    return false;
+  }
+  return true;
+}
+
+} // namespace mixc::support

@@ -1,0 +1,121 @@
+//===- SupportTest.cpp - support/: processes, locks, atomic files ---------===//
+#include "support/AtomicWrite.h"
+#include "support/FileLock.h"
+#include "support/Process.h"
+#include "support/TextFile.h"
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+using namespace mixc::support;
+
+namespace {
+fs::path scratch(const std::string &name) {
+  fs::path p = fs::temp_directory_path() / ("mixc-support-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+} // namespace
+
+TEST(Process, ArgumentsReachTheProgramVerbatim) {
+  // Shell syntax in an argument is data: printf prints it back unchanged.
+  std::string out, err;
+  const std::string tricky = "it's $(echo no) `echo no`; echo no | cat > x";
+  int rc = runCapture({"/usr/bin/printf", "%s", tricky}, out, err);
+  EXPECT_EQ(rc, 0) << err;
+  EXPECT_EQ(out, tricky);
+}
+
+TEST(Process, LargeOutputOnBothStreamsDoesNotDeadlock) {
+  // 1 MiB to stderr before anything to stdout: a reader that drained stdout
+  // first would wait forever once the stderr pipe filled.
+  std::string out, err;
+  int rc = runCapture({"/bin/sh", "-c", "head -c 1048576 /dev/zero >&2; echo done"}, out, err);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(out, "done\n");
+  EXPECT_EQ(err.size(), 1048576u);
+}
+
+TEST(Process, ExitStatusAndMissingProgram) {
+  fs::path dir = scratch("status");
+  std::string error;
+  EXPECT_EQ(runToFile({"/bin/sh", "-c", "echo hi; exit 3"}, (dir / "log").string(), error), 3);
+  std::string log;
+  ASSERT_TRUE(readTextFile((dir / "log").string(), log, error)) << error;
+  EXPECT_EQ(log, "hi\n");
+  EXPECT_NE(runToFile({"no-such-program-mixc"}, (dir / "log").string(), error), 0);
+  EXPECT_NE(error.find("cannot run no-such-program-mixc"), std::string::npos) << error;
+  fs::remove_all(dir);
+}
+
+TEST(SplitWords, BlanksSplitQuotesDoNot) {
+  EXPECT_EQ(splitWords("  ccache   g++ -O2 "), (std::vector<std::string>{"ccache", "g++", "-O2"}));
+  EXPECT_EQ(splitWords("a 'b c'"), (std::vector<std::string>{"a", "'b", "c'"}));
+  EXPECT_TRUE(splitWords("   ").empty());
+}
+
+TEST(FolderLock, ASecondHolderIsRefusedWithTheFirstsPid) {
+  fs::path dir = scratch("lock");
+  std::string error;
+  auto first = FolderLock::acquire(dir.string(), error);
+  ASSERT_TRUE(first) << error;
+  // Another process (a forked child: flock is per open file description).
+  pid_t child = fork();
+  if (child == 0) {
+    std::string e;
+    auto second = FolderLock::acquire(dir.string(), e);
+    bool ok = !second && e.find("(pid " + std::to_string(getppid()) + ")") != std::string::npos;
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // Released with its holder.
+  first.reset();
+  child = fork();
+  if (child == 0)
+    _exit(FolderLock::acquire(dir.string(), error) ? 0 : 1);
+  waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  fs::remove_all(dir);
+}
+
+TEST(AtomicWrite, ReplacesWholeAndLeavesNoTemporary) {
+  fs::path dir = scratch("atomic");
+  std::string error, text;
+  const std::string path = (dir / "f.txt").string();
+  ASSERT_TRUE(writeFileAtomically(path, "old", error)) << error;
+  ASSERT_TRUE(writeFileAtomically(path, std::string(1 << 20, 'x'), error)) << error;
+  ASSERT_TRUE(readTextFile(path, text, error)) << error;
+  EXPECT_EQ(text, std::string(1 << 20, 'x'));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  // A directory as the target: an error, and nothing left beside it.
+  fs::create_directories(dir / "d");
+  EXPECT_FALSE(writeFileAtomically((dir / "d").string(), "x", error));
+  EXPECT_NE(error.find("is a directory"), std::string::npos) << error;
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2);
+  // A folder that does not exist: an error, not an exception.
+  EXPECT_FALSE(writeFileAtomically((dir / "missing" / "f").string(), "x", error));
+  fs::remove_all(dir);
+}
+
+TEST(TextFile, SaysWhyAFileCannotBeRead) {
+  fs::path dir = scratch("text");
+  std::string text, error;
+  EXPECT_FALSE(readTextFile((dir / "missing").string(), text, error));
+  EXPECT_NE(error.find("does not exist"), std::string::npos) << error;
+  EXPECT_FALSE(readTextFile(dir.string(), text, error));
+  EXPECT_NE(error.find("is a directory"), std::string::npos) << error;
+  std::ofstream(dir / "big") << std::string(2048, 'a');
+  EXPECT_FALSE(readTextFile((dir / "big").string(), text, error, 1024));
+  EXPECT_TRUE(readTextFile((dir / "big").string(), text, error));
+  EXPECT_EQ(text.size(), 2048u);
+  fs::remove_all(dir);
+}
