@@ -1,6 +1,6 @@
 //===- atr_stats.cpp - ATR length statistics across grammar seeds -----------===//
 //
-// paper-spec §2.4 reports, for the reference generator at seed 42, the mean
+// protocol §2.4 reports, for the reference generator at seed 42, the mean
 // string length (median, max), the mean full document length and the mean
 // child→parent distance over 1,500 samples. Every seed is a different random
 // grammar, so those figures are one draw from a distribution over grammars;

@@ -36,7 +36,9 @@ done
 for name in dsl rewrite graph config; do
   scratch=$(mktemp -d)
   echo "fuzz: $name for ${SECONDS_EACH}s"
-  if ! (cd "$scratch" && ASAN_OPTIONS=detect_leaks=0 "$OUT/${name}_fuzzer" -max_total_time="$SECONDS_EACH" \
+  dict=()
+  [ ! -f "test/fuzz/$name.dict" ] || dict=(-dict="$PWD/test/fuzz/$name.dict")
+  if ! (cd "$scratch" && ASAN_OPTIONS=detect_leaks=0 "$OUT/${name}_fuzzer" "${dict[@]}" -max_total_time="$SECONDS_EACH" \
         -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 "$scratch" "$OLDPWD/test/fuzz/corpus/$name" \
         > "$scratch/log" 2>&1); then
     echo "fuzz: $name FAILED; input and log in $scratch"; tail -30 "$scratch/log"; status=1

@@ -13,7 +13,7 @@
 
 namespace mixc::peers {
 
-/// Mamba's selective scan (paper-spec: s_t = exp(Δ_t A) ⊙ s_{t−1} + Δ_t B_t x_t,
+/// Mamba's selective scan (protocol §3.7: s_t = exp(Δ_t A) ⊙ s_{t−1} + Δ_t B_t x_t,
 /// y_t = C_t · s_t + D ⊙ x_t) in chunks of L steps: inside a chunk the
 /// states are Σ_{s≤t} exp(c_t − c_s) u_s with c the running sum of Δ A
 /// ([B, nc, L, L, D, N] at once); across chunks a loop of nc steps carries
@@ -71,7 +71,7 @@ inline at::Tensor chunkedDeltaRule(const at::Tensor &q, const at::Tensor &k, con
   return at::stack(outs, 1).view({nb, nc * L, nv}).narrow(1, 0, nt);
 }
 
-/// Causal normalised linear attention (paper-spec §3.4: o_t = Σ_{s≤t}
+/// Causal normalised linear attention (protocol §3.4: o_t = Σ_{s≤t}
 /// (φq_t·φk_s) v_s / (Σ_{s≤t} φq_t·φk_s + eps)) in chunks of L steps: the
 /// masked [L, L] products inside a chunk, the running state S = Σ φk vᵀ,
 /// z = Σ φk across chunks. q, k [B, T, F]; v [B, T, D] -> [B, T, D].

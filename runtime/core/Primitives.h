@@ -2,7 +2,7 @@
 //
 // One function per primitive of the DSL, on LibTorch tensors with autograd.
 // Formulas are the ops' descriptions in compiler/include/mix/MixOps.td
-// (and paper-spec §3). The recurrences (selective scan, delta rule) are
+// (and protocol §3). The recurrences (selective scan, delta rule) are
 // custom autograd functions with hand-written backward passes over raw
 // memory: one sequential sweep over T, parallel over the batch.
 //
@@ -36,7 +36,7 @@ at::Tensor longConvFFT(const at::Tensor &x, const at::Tensor &h);
 /// of b, c [C, N] (FFTs of size 2N), as a [T, C] filter (zero past N).
 at::Tensor shiftKernel(const at::Tensor &b, const at::Tensor &c, int64_t T);
 
-/// S4D-Lin kernel per head, [T, H] (paper-spec §3.5 step 4): b and c are
+/// S4D-Lin kernel per head, [T, H] (protocol §3.5 step 4): b and c are
 /// [H, N, 2] complex (real, imaginary), C̃ = C·B·Δ/(1−ΔA/2).
 at::Tensor diagSSMKernel(const at::Tensor &logDt, const at::Tensor &logAReal,
                          const at::Tensor &aImag, const at::Tensor &b, const at::Tensor &c,

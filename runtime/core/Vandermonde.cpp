@@ -1,6 +1,6 @@
 //===- Vandermonde.cpp - the S4D kernel sum Σ_n w_n z_n^l -------------------===//
 //
-// The diagonal SSM's kernel (paper-spec §3.5 step 4) is a Vandermonde
+// The diagonal SSM's kernel (protocol §3.5 step 4) is a Vandermonde
 // product K[l, h] = 2·Re Σ_n w[h, n] · z[h, n]^l over T steps and N modes.
 // Written as tensor ops it materialises [H, N, T] complex intermediates
 // (and as many again for autograd), which dominated H3's step time; here it

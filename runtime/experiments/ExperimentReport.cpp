@@ -332,7 +332,7 @@ int writeReport(const std::vector<std::string> &dirs, const std::string &outFile
   std::ostringstream md;
   md << "# " << title << "\n\n"
      << "Written by `mixc report` from " << sweeps.size() << " sweep folder(s). Accuracy is on the "
-     << "test set at the final step; interventions follow paper-spec §6 (key corrupted, "
+     << "test set at the final step; interventions follow protocol §6 (key corrupted, "
      << "clean activations patched into the corrupted run, 320 documents). The mechanism column "
      << "reads the last layer's block input: Attrib@Value ≥ 0.5 (and ≥ @Query) is induction at "
      << "the value; Attrib@Query ≥ 0.5 is direct retrieval.\n\n";

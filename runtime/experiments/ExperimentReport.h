@@ -4,7 +4,7 @@
 // (best over the learning rate) for every other grid coordinate, the
 // interventions of the best run of each (Attrib per cell, p(y|o), p(y|c)),
 // a mechanism read off the last layer's block input (induction at the value
-// vs direct retrieval at the query, paper-spec §6), bar and scatter plots
+// vs direct retrieval at the query, protocol §6), bar and scatter plots
 // (SVG), and copies of the sweeps' CSVs.
 //
 //===----------------------------------------------------------------------===//

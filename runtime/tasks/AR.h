@@ -1,4 +1,4 @@
-//===- AR.h - Associative Recall (paper-spec §1) ----------------*- C++ -*-===//
+//===- AR.h - Associative Recall (protocol §1) ------------------*- C++ -*-===//
 //
 // tinylang's AR: documents [BOS, k₁, v₁, …, k_n, v_n, EOS, k_q, v_q, EOS],
 // keys and values drawn without replacement from disjoint vocabularies

@@ -1,4 +1,4 @@
-//===- ATR.h - Associative Treecall (paper-spec §2) -------------*- C++ -*-===//
+//===- ATR.h - Associative Treecall (protocol §2) ---------------*- C++ -*-===//
 //
 // tinylang's PCFG task: a random head-right grammar (built once per data set
 // from the seed), strings sampled depth-first, and one parent query per

@@ -2,7 +2,7 @@
 //
 // One layout for every task: documents right-padded with PAD to the longest
 // in the set ([N, seqLen], row-major), each with its true length, the
-// position whose logits predict the answer, and the roles of paper-spec §6
+// position whose logits predict the answer, and the roles of protocol §6
 // (key, value, query, divider) that interventions address. Plain C++.
 //
 //===----------------------------------------------------------------------===//

@@ -10,7 +10,7 @@
 
 namespace mixc::train {
 
-/// Everything `mixc train` needs (paper-spec §4 defaults). Plain C++.
+/// Everything `mixc train` needs (protocol §4 defaults). Plain C++.
 struct TrainConfig {
   // [model]
   std::string modelFile;  // resolved path of the .mix file

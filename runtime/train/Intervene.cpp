@@ -118,7 +118,7 @@ int intervene(const std::string &checkpoint, const graph::Graph &g, const Interv
   try {
     data = tasks::makeTask(config.task, config.cacheDir);
   } catch (const tasks::TaskError &e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << (e.interrupted ? "" : "error: ") << e.what() << "\n";
     return e.interrupted ? 130 : 1;
   }
   const tasks::Dataset &d = data.test;

@@ -1,6 +1,6 @@
 //===- Intervene.h - `mixc intervene` ----------------------------*- C++ -*-===//
 //
-// Interchange interventions (paper-spec §6) on a trained checkpoint: clean
+// Interchange interventions (protocol §6) on a trained checkpoint: clean
 // documents o, corrupted documents c (the key in context replaced by another
 // key, or the value by a key, tinylang's quirk), and for every cell of the
 // rewrite script the probability of the true answer when the intervened

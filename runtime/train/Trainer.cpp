@@ -1,6 +1,6 @@
 //===- Trainer.cpp - the training loop and evaluation -----------------------===//
 //
-// paper-spec §4: AdamW (β = (0.9, 0.999), ε = 1e-8, no weight decay), linear
+// protocol §4: AdamW (β = (0.9, 0.999), ε = 1e-8, no weight decay), linear
 // warm-up over the first 10% of steps then cosine (or linear) decay to 0,
 // batch 32, each epoch walking the fixed training set in the same order;
 // loss and accuracy only at the answer (logits at the query position).
@@ -36,7 +36,7 @@ Batch batchOf(const tasks::Dataset &d, int64_t from, int64_t to) {
   return {tokens, int64Slice(d.readout, from, to), int64Slice(d.target, from, to)};
 }
 
-/// paper-spec §4's optimiser: AdamW, β = (0.9, 0.999), ε = 1e-8, no weight decay.
+/// protocol §4's optimiser: AdamW, β = (0.9, 0.999), ε = 1e-8, no weight decay.
 torch::optim::AdamW makeOptimizer(rt::Model &m, const TrainConfig &c) {
   return torch::optim::AdamW(m.trainable(), torch::optim::AdamWOptions(c.lr)
                                                 .betas({0.9, 0.999})
@@ -209,6 +209,7 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
     return 1;
   if (stoppedDuringSetup("building the model"))
     return 130;
+  const bool createdFolder = !fs::exists(c.outDir, ec);
   fs::create_directories(c.outDir, ec);
   if (ec) {
     std::cerr << "error: cannot create " << c.outDir << ": " << ec.message() << "\n";
@@ -222,18 +223,26 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
     return 1;
   }
 
+  // Setup that ends early leaves no trace: a folder this run made holds
+  // only its lock file until the data is ready.
+  auto abandon = [&](int code) {
+    lock.reset();
+    if (createdFolder)
+      fs::remove_all(c.outDir, ec);
+    return code;
+  };
   auto loadStart = std::chrono::steady_clock::now();
   tasks::TaskData data;
   try {
     data = tasks::makeTask(c.task, c.cacheDir);
   } catch (const tasks::TaskError &e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return e.interrupted ? 130 : 1;
+    std::cerr << (e.interrupted ? "" : "error: ") << e.what() << "\n";
+    return abandon(e.interrupted ? 130 : 1);
   }
   const tasks::Dataset &trainSet = data.train, &testSet = data.test;
   double loadSec = std::chrono::duration<double>(std::chrono::steady_clock::now() - loadStart).count();
   if (stoppedDuringSetup("generating the data"))
-    return 130;
+    return abandon(130);
 
   model->initParameters(c.seed);
   torch::optim::AdamW optimizer = makeOptimizer(*model, c);
@@ -415,7 +424,7 @@ int evaluate(const std::string &where, int64_t evalSize, std::ostream &out) {
   try {
     data = tasks::makeTask(c.task, c.cacheDir);
   } catch (const tasks::TaskError &e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << (e.interrupted ? "" : "error: ") << e.what() << "\n";
     return 1;
   }
   int64_t n = evalSize > 0 ? std::min<int64_t>(evalSize, data.test.size()) : c.evalSize;

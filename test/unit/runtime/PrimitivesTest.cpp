@@ -125,7 +125,7 @@ TEST_F(Primitives, ShiftKernelIsLinearCrossCorrelation) {
     EXPECT_LT(maxDiff(shiftKernel(b, c, T), ref), 1e-10);
   }
   int T = 4;
-  // With B = e₁ the kernel is C itself (paper-spec §3.5).
+  // With B = e₁ the kernel is C itself (protocol §3.5).
   Tensor e1 = at::zeros({C, N}, f64());
   e1.select(1, 0).fill_(1.0);
   EXPECT_LT(maxDiff(shiftKernel(e1, c, T), c.slice(1, 0, T).t()), 1e-10);
@@ -218,7 +218,7 @@ TEST_F(Primitives, TaylorFeatureMapApproximatesExp) {
   Tensor q = rnd({1, 1, F}, 0.3), k = rnd({1, 1, F}, 0.3);
   double dot = (q * k).sum().item<double>();
   double phi = (taylorMap(q) * taylorMap(k)).sum().item<double>();
-  // φ(q)·φ(k) = 1 + q·k/√F + (q·k)²/(2F) exactly (paper-spec §3.4).
+  // φ(q)·φ(k) = 1 + q·k/√F + (q·k)²/(2F) exactly (protocol §3.4).
   EXPECT_NEAR(phi, 1 + dot / std::sqrt(double(F)) + dot * dot / (2.0 * F), 1e-12);
   EXPECT_EQ(taylorMap(q).size(-1), 1 + F + F * F);
   checkGradients([](const std::vector<Tensor> &a) { return taylorMap(a[0]); }, {rnd({2, 3, 3})});

@@ -1,4 +1,4 @@
-// Associative Recall exactly as paper-spec §1.
+// Associative Recall exactly as protocol §1.
 #include "runtime/tasks/AR.h"
 #include "runtime/tasks/ATR.h"
 
@@ -78,7 +78,7 @@ TEST(AR, DeterministicAndCached) {
   std::filesystem::remove_all(dir);
 }
 
-// Associative Treecall, paper-spec §2.
+// Associative Treecall, protocol §2.
 
 TEST(ATR, DefaultsMatchTheSpec) {
   ATRConfig c;
