@@ -316,8 +316,10 @@ Value bLinear(NodeSink &sink, CallArgs &a, const CallSite &site) {
   return Value::tensor(r, f32(s));
 }
 
+/// A norm; `eps` is passed on only when the call gives it: its default is
+/// the op's (compiler/include/mix/MixOps.td), written out by graph export.
 Value norm(NodeSink &sink, CallArgs &a, const CallSite &site, const std::string &op,
-           bool weight, bool bias, double eps) {
+           bool weight, bool bias) {
   a.bind({"x", "eps?"});
   Value x = a.tensor("x");
   requireMinRank(a, "x", x, 1);
@@ -330,14 +332,16 @@ Value norm(NodeSink &sink, CallArgs &a, const CallSite &site, const std::string 
     inputs.push_back(ownParam(sink, name, "weight", {d}, "ones", site.loc).ref);
   if (bias)
     inputs.push_back(ownParam(sink, name, "bias", {d}, "zeros", site.loc).ref);
-  Ref r = sink.emit(op, name, inputs, {{"eps", Attr::real(a.real("eps", eps))}},
-                    {x.type}, site.loc);
+  Attrs attrs;
+  if (a.has("eps"))
+    attrs.push_back({"eps", Attr::real(a.real("eps", 0))});
+  Ref r = sink.emit(op, name, inputs, std::move(attrs), {x.type}, site.loc);
   return Value::tensor(r, x.type);
 }
 
-Value bLayerNorm(NodeSink &s, CallArgs &a, const CallSite &c) { return norm(s, a, c, "layernorm", true, true, 1e-5); }
-Value bRMSNorm(NodeSink &s, CallArgs &a, const CallSite &c) { return norm(s, a, c, "rmsnorm", true, false, 1e-5); }
-Value bL2Norm(NodeSink &s, CallArgs &a, const CallSite &c) { return norm(s, a, c, "l2norm", false, false, 1e-6); }
+Value bLayerNorm(NodeSink &s, CallArgs &a, const CallSite &c) { return norm(s, a, c, "layernorm", true, true); }
+Value bRMSNorm(NodeSink &s, CallArgs &a, const CallSite &c) { return norm(s, a, c, "rmsnorm", true, false); }
+Value bL2Norm(NodeSink &s, CallArgs &a, const CallSite &c) { return norm(s, a, c, "l2norm", false, false); }
 
 template <const char *Op>
 Value unary(NodeSink &sink, CallArgs &a, const CallSite &site) {
@@ -581,10 +585,11 @@ Value bLinearAttention(NodeSink &sink, CallArgs &a, const CallSite &site) {
   a.bind({"q", "k", "v", "eps?"});
   TensorType t = qkvResult(a);
   std::string name = sink.nodeName(site, "linear_attention");
+  Attrs attrs = {{"state_name", Attr::str(sink.stateName(name))}};
+  if (a.has("eps")) // else the op's default (MixOps.td)
+    attrs.push_back({"eps", Attr::real(a.real("eps", 0))});
   Ref r = sink.emit("linear_attention", name,
-                    {a.tensor("q").ref, a.tensor("k").ref, a.tensor("v").ref},
-                    {{"state_name", Attr::str(sink.stateName(name))},
-                     {"eps", Attr::real(a.real("eps", 1e-12))}},
+                    {a.tensor("q").ref, a.tensor("k").ref, a.tensor("v").ref}, std::move(attrs),
                     {t}, site.loc);
   return Value::tensor(r, t);
 }

@@ -22,6 +22,11 @@ double attrF(const Node &n, const char *key, double dflt) {
   return it->second.kind == graph::AttrValue::Kind::Int ? static_cast<double>(it->second.i)
                                                         : it->second.f;
 }
+/// A required float attribute (the op table lists it; checked at create).
+double attrF(const Node &n, const char *key) {
+  const graph::AttrValue &v = n.attrs.at(key);
+  return v.kind == graph::AttrValue::Kind::Int ? static_cast<double>(v.i) : v.f;
+}
 int64_t attrI(const Node &n, const char *key) { return n.attrs.at(key).i; }
 bool attrB(const Node &n, const char *key, bool dflt) {
   auto it = n.attrs.find(key);
@@ -119,10 +124,10 @@ const std::map<std::string, OpInfo> &opTable() {
       {"sigmoid", {[](const Inputs &in, const Node &) { return one(at::sigmoid(in[0])); }, 1, 1, {}}},
       {"tap", {[](const Inputs &in, const Node &) { return one(in[0]); }, 1, 1, {}}},
       {"layernorm", {[](const Inputs &in, const Node &n) {
-                       return one(at::layer_norm(in[0], {in[0].size(-1)}, in[1], in[2], attrF(n, "eps", 1e-5)));
-                     }, 3, 3, {}}},
-      {"rmsnorm", {[](const Inputs &in, const Node &n) { return one(rmsNorm(in[0], in[1], attrF(n, "eps", 1e-5))); }, 2, 2, {}}},
-      {"l2norm", {[](const Inputs &in, const Node &n) { return one(l2Norm(in[0], attrF(n, "eps", 1e-6))); }, 1, 1, {}}},
+                       return one(at::layer_norm(in[0], {in[0].size(-1)}, in[1], in[2], attrF(n, "eps")));
+                     }, 3, 3, {"eps"}}},
+      {"rmsnorm", {[](const Inputs &in, const Node &n) { return one(rmsNorm(in[0], in[1], attrF(n, "eps"))); }, 2, 2, {"eps"}}},
+      {"l2norm", {[](const Inputs &in, const Node &n) { return one(l2Norm(in[0], attrF(n, "eps"))); }, 1, 1, {"eps"}}},
       {"split", {[](const Inputs &in, const Node &n) {
                    std::vector<at::Tensor> parts = at::split_with_sizes(in[0], attrInts(n, "sizes"), -1);
                    return Outputs(parts.begin(), parts.end());
@@ -147,8 +152,8 @@ const std::map<std::string, OpInfo> &opTable() {
       {"softmax_attention", {[](const Inputs &in, const Node &) { return one(softmaxAttention(in[0], in[1], in[2])); }, 3, 3, {}}},
       {"taylor_map", {[](const Inputs &in, const Node &) { return one(taylorMap(in[0])); }, 1, 1, {}}},
       {"linear_attention", {[](const Inputs &in, const Node &n) {
-                              return one(linearAttention(in[0], in[1], in[2], attrF(n, "eps", 1e-12)));
-                            }, 3, 3, {}}},
+                              return one(linearAttention(in[0], in[1], in[2], attrF(n, "eps")));
+                            }, 3, 3, {"eps"}}},
       {"selective_scan", {[](const Inputs &in, const Node &) {
                             return one(selectiveScan(in[0], in[1], in[2], in[3], in[4], in[5]));
                           }, 6, 6, {}}},
@@ -214,7 +219,8 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
     }
     for (const char *a : info.attrs)
       if (!n.attrs.count(a)) {
-        error = "node '" + n.name + "' (" + n.op + ") lacks attribute '" + a + "'";
+        error = "node '" + n.name + "' (" + n.op + ") lacks attribute '" + a +
+                "' (a graph written by an older mixc? compile the model again)";
         return nullptr;
       }
     Step s{&n, {}, m->numValues_, info.fn};

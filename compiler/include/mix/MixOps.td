@@ -20,6 +20,21 @@ def HasShapeRule : NativeOpTrait<"HasShapeRule"> {
   let cppNamespace = "::mix::OpTrait";
 }
 
+// Op categories, asked by -mix-fuse and the kernel emitter instead of lists
+// of op names: adding an op to a category is one line here.
+//   PerElement: each output element depends on the same element of each
+//     operand (after broadcasting); fused into any neighbour's loop.
+//   PerRow: each output position depends on the same position of the
+//     operands, over the last dimension (norms, feature maps).
+//   MixerAnchor: a sequence-mixer primitive (mixes across time); anchors at
+//     most one fused region.
+//   GeneratedAnchor: a MixerAnchor with forward and backward kernels in
+//     CodeGen/templates (CPU and CUDA); others run on LibTorch.
+def Mix_PerElement : NativeOpTrait<"PerElement"> { let cppNamespace = "::mix::OpTrait"; }
+def Mix_PerRow : NativeOpTrait<"PerRow"> { let cppNamespace = "::mix::OpTrait"; }
+def Mix_MixerAnchor : NativeOpTrait<"MixerAnchor"> { let cppNamespace = "::mix::OpTrait"; }
+def Mix_GeneratedAnchor : NativeOpTrait<"GeneratedAnchor"> { let cppNamespace = "::mix::OpTrait"; }
+
 class Mix_ShapedOp<string mnemonic, list<Trait> traits = []> :
     Mix_Op<mnemonic, !listconcat(traits,
         [Pure, HasShapeRule, ShapeInferenceOpInterface])> {
@@ -98,7 +113,7 @@ def Mix_LinearOp : Mix_ShapedOp<"linear"> {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-class Mix_BinaryOp<string mnemonic, string formula> : Mix_ShapedOp<mnemonic> {
+class Mix_BinaryOp<string mnemonic, string formula> : Mix_ShapedOp<mnemonic, [Mix_PerElement]> {
   let summary = "elementwise " # formula # " with trailing-dimension broadcasting";
   let arguments = (ins StrAttr:$name, F32Tensor:$lhs, F32Tensor:$rhs);
   let results = (outs F32Tensor:$result);
@@ -110,22 +125,23 @@ def Mix_SubOp : Mix_BinaryOp<"sub", "a - b">;
 def Mix_MulOp : Mix_BinaryOp<"mul", "a * b"> { let hasCanonicalizer = 1; }
 def Mix_DivOp : Mix_BinaryOp<"div", "a / b">;
 
-class Mix_UnaryOp<string mnemonic, string formula> : Mix_ShapedOp<mnemonic> {
+class Mix_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
+    : Mix_ShapedOp<mnemonic, traits> {
   let summary = "elementwise " # formula;
   let arguments = (ins StrAttr:$name, F32Tensor:$x);
   let results = (outs F32Tensor:$result);
   let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
 }
 
-def Mix_NegOp : Mix_UnaryOp<"neg", "-x">;
-def Mix_AbsOp : Mix_UnaryOp<"abs", "|x|">;
-def Mix_ExpOp : Mix_UnaryOp<"exp", "exp(x)">;
-def Mix_SinOp : Mix_UnaryOp<"sin", "sin(x)">;
-def Mix_SiluOp : Mix_UnaryOp<"silu", "x * sigmoid(x)">;
-def Mix_GeluOp : Mix_UnaryOp<"gelu", "exact (erf) GELU">;
-def Mix_ReluOp : Mix_UnaryOp<"relu", "max(x, 0)">;
-def Mix_SoftplusOp : Mix_UnaryOp<"softplus", "log(1 + exp(x))">;
-def Mix_SigmoidOp : Mix_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def Mix_NegOp : Mix_UnaryOp<"neg", "-x", [Mix_PerElement]>;
+def Mix_AbsOp : Mix_UnaryOp<"abs", "|x|", [Mix_PerElement]>;
+def Mix_ExpOp : Mix_UnaryOp<"exp", "exp(x)", [Mix_PerElement]>;
+def Mix_SinOp : Mix_UnaryOp<"sin", "sin(x)", [Mix_PerElement]>;
+def Mix_SiluOp : Mix_UnaryOp<"silu", "x * sigmoid(x)", [Mix_PerElement]>;
+def Mix_GeluOp : Mix_UnaryOp<"gelu", "exact (erf) GELU", [Mix_PerElement]>;
+def Mix_ReluOp : Mix_UnaryOp<"relu", "max(x, 0)", [Mix_PerElement]>;
+def Mix_SoftplusOp : Mix_UnaryOp<"softplus", "log(1 + exp(x))", [Mix_PerElement]>;
+def Mix_SigmoidOp : Mix_UnaryOp<"sigmoid", "1 / (1 + exp(-x))", [Mix_PerElement]>;
 
 def Mix_TapOp : Mix_UnaryOp<"tap", "identity that names a value"> {
   let description = [{
@@ -139,7 +155,7 @@ def Mix_TapOp : Mix_UnaryOp<"tap", "identity that names a value"> {
 // Normalisation
 //===----------------------------------------------------------------------===//
 
-def Mix_LayerNormOp : Mix_ShapedOp<"layernorm"> {
+def Mix_LayerNormOp : Mix_ShapedOp<"layernorm", [Mix_PerRow]> {
   let summary = "LayerNorm over the last dim with affine weight and bias [D]";
   let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$weight,
                        F32Tensor:$bias, DefaultValuedAttr<F32Attr, "1e-5">:$eps);
@@ -147,7 +163,7 @@ def Mix_LayerNormOp : Mix_ShapedOp<"layernorm"> {
   let assemblyFormat = "$x `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)";
 }
 
-def Mix_RMSNormOp : Mix_ShapedOp<"rmsnorm"> {
+def Mix_RMSNormOp : Mix_ShapedOp<"rmsnorm", [Mix_PerRow]> {
   let summary = "RMSNorm over the last dim: x / sqrt(mean(x²) + eps) * weight";
   let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$weight,
                        DefaultValuedAttr<F32Attr, "1e-5">:$eps);
@@ -155,7 +171,7 @@ def Mix_RMSNormOp : Mix_ShapedOp<"rmsnorm"> {
   let assemblyFormat = "$x `,` $weight attr-dict `:` functional-type(operands, results)";
 }
 
-def Mix_L2NormOp : Mix_ShapedOp<"l2norm"> {
+def Mix_L2NormOp : Mix_ShapedOp<"l2norm", [Mix_PerRow]> {
   let summary = "x · rsqrt(Σx² + eps) over the last dim (as fla's l2norm)";
   let arguments = (ins StrAttr:$name, F32Tensor:$x,
                        DefaultValuedAttr<F32Attr, "1e-6">:$eps);
@@ -214,7 +230,7 @@ def Mix_SumOp : Mix_ShapedOp<"sum"> {
 // Convolutions
 //===----------------------------------------------------------------------===//
 
-def Mix_CausalConvOp : Mix_ShapedOp<"causal_conv"> {
+def Mix_CausalConvOp : Mix_ShapedOp<"causal_conv", [Mix_MixerAnchor, Mix_GeneratedAnchor]> {
   let summary = "depthwise causal short conv: x [B, T, C], weight [C, K], bias [C]";
   let description = [{
     y[b,t,c] = bias[c] + Σ_{j<K} weight[c,j] · x[b, t−K+1+j, c] (zero before t=0),
@@ -226,7 +242,7 @@ def Mix_CausalConvOp : Mix_ShapedOp<"causal_conv"> {
   let assemblyFormat = "$x `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
 }
 
-def Mix_LongConvOp : Mix_ShapedOp<"long_conv"> {
+def Mix_LongConvOp : Mix_ShapedOp<"long_conv", [Mix_MixerAnchor, Mix_GeneratedAnchor]> {
   let summary = "causal long conv with a [L, C] filter (L ≥ T), by FFT";
   let description = [{ y[b,t,c] = Σ_{s≤t} h[s,c] · x[b,t−s,c], computed with FFTs of size 2T. }];
   let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$filter);
@@ -238,7 +254,7 @@ def Mix_ShiftConvOp : Mix_ShapedOp<"shift_conv"> {
   let summary = "H3 shift SSM: causal conv with the cross-correlation of B and C as kernel";
   let description = [{
     x [B, T, C]; b, c [C, N]. The kernel is the linear cross-correlation
-    K[l] = Σ_m b[m]·c[m+l] (FFTs of size 2N, as in zoology; paper-spec §3.5
+    K[l] = Σ_m b[m]·c[m+l] (FFTs of size 2N, as in zoology; protocol §3.5
     step 2), zero past N; it equals c when b = e₁; y = K ∗ x (causal).
   }];
   let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$b, F32Tensor:$c);
@@ -251,7 +267,7 @@ def Mix_DiagSSMOp : Mix_ShapedOp<"diag_ssm"> {
   let description = [{
     Per head h with N complex modes: A = −exp(log_a_real) + i·a_imag,
     Δ = exp(log_dt); bilinear dA = (1+ΔA/2)/(1−ΔA/2), C̃ = C·B·Δ/(1−ΔA/2);
-    K[l] = 2·Re Σ_n C̃_n dA_n^l (paper-spec §3.5 step 4; B is a trainable
+    K[l] = 2·Re Σ_n C̃_n dA_n^l (protocol §3.5 step 4; B is a trainable
     parameter, initialised to 1, as in zoology). The kernel of head h
     convolves each of its M channels: y = K ∗ x. Shapes: log_dt [H],
     log_a_real and a_imag [H, N], b and c [H, N, 2] (real, imaginary).
@@ -267,7 +283,7 @@ def Mix_DiagSSMOp : Mix_ShapedOp<"diag_ssm"> {
 // Sequence mixers
 //===----------------------------------------------------------------------===//
 
-def Mix_SoftmaxAttentionOp : Mix_ShapedOp<"softmax_attention"> {
+def Mix_SoftmaxAttentionOp : Mix_ShapedOp<"softmax_attention", [Mix_MixerAnchor]> {
   let summary = "causal softmax attention, one head: q, k [B, T, K], v [B, T, V]";
   let description = [{ y = softmax(q kᵀ/√K + M) v with M = −10000 above the diagonal (§3.2). }];
   let arguments = (ins StrAttr:$name, F32Tensor:$q, F32Tensor:$k, F32Tensor:$v);
@@ -275,7 +291,7 @@ def Mix_SoftmaxAttentionOp : Mix_ShapedOp<"softmax_attention"> {
   let assemblyFormat = "$q `,` $k `,` $v attr-dict `:` functional-type(operands, results)";
 }
 
-def Mix_TaylorMapOp : Mix_ShapedOp<"taylor_map"> {
+def Mix_TaylorMapOp : Mix_ShapedOp<"taylor_map", [Mix_PerRow]> {
   let summary = "Based's 2nd-order Taylor feature map: [.., F] -> [.., 1+F+F²]";
   let description = [{ φ(x) = [1, x/F^{1/4}, vec(x xᵀ)/(√2·√F)], so φ(q)·φ(k) ≈ exp(q·k/√F) (§3.4). }];
   let arguments = (ins StrAttr:$name, F32Tensor:$x);
@@ -283,7 +299,7 @@ def Mix_TaylorMapOp : Mix_ShapedOp<"taylor_map"> {
   let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
 }
 
-def Mix_LinearAttentionOp : Mix_ShapedOp<"linear_attention"> {
+def Mix_LinearAttentionOp : Mix_ShapedOp<"linear_attention", [Mix_MixerAnchor, Mix_GeneratedAnchor]> {
   let summary = "causal normalised linear attention on feature-mapped q, k";
   let description = [{
     y_i = Σ_{j≤i} (φq_i·φk_j) v_j / (Σ_{j≤i} φq_i·φk_j + eps) (§3.4);
@@ -296,7 +312,7 @@ def Mix_LinearAttentionOp : Mix_ShapedOp<"linear_attention"> {
   let assemblyFormat = "$q `,` $k `,` $v attr-dict `:` functional-type(operands, results)";
 }
 
-def Mix_SelectiveScanOp : Mix_ShapedOp<"selective_scan"> {
+def Mix_SelectiveScanOp : Mix_ShapedOp<"selective_scan", [Mix_MixerAnchor, Mix_GeneratedAnchor]> {
   let summary = "Mamba's selective scan";
   let description = [{
     s_t = exp(Δ_t A) ⊙ s_{t−1} + Δ_t B_t x_t;  y_t = C_t·s_t + D ⊙ x_t (§3.7).
@@ -309,7 +325,7 @@ def Mix_SelectiveScanOp : Mix_ShapedOp<"selective_scan"> {
   let assemblyFormat = "$x `,` $delta `,` $a `,` $b `,` $c `,` $d attr-dict `:` functional-type(operands, results)";
 }
 
-def Mix_DeltaRuleOp : Mix_ShapedOp<"delta_rule"> {
+def Mix_DeltaRuleOp : Mix_ShapedOp<"delta_rule", [Mix_MixerAnchor, Mix_GeneratedAnchor]> {
   let summary = "DeltaNet's delta-rule recurrence";
   let description = [{
     S_t = S_{t−1}(I − β_t k_t k_tᵀ) + β_t v_t k_tᵀ;  o_t = S_t q_t (§3.8).

@@ -1,4 +1,4 @@
-//===- ShapeRule.h - one shape rule for verifier and inference --*- C++ -*-===//
+//===- ShapeRule.h - shape rules and op categories (traits) -----*- C++ -*-===//
 //
 // Every shaped mix op implements `shapeRule` once. This trait runs it in the
 // verifier (when all operands are ranked) and checks the declared result
@@ -34,6 +34,16 @@ public:
     return checkResultTypes(op, expected);
   }
 };
+
+// Op categories (MixOps.td): markers with nothing to verify.
+template <typename ConcreteType>
+class PerElement : public mlir::OpTrait::TraitBase<ConcreteType, PerElement> {};
+template <typename ConcreteType>
+class PerRow : public mlir::OpTrait::TraitBase<ConcreteType, PerRow> {};
+template <typename ConcreteType>
+class MixerAnchor : public mlir::OpTrait::TraitBase<ConcreteType, MixerAnchor> {};
+template <typename ConcreteType>
+class GeneratedAnchor : public mlir::OpTrait::TraitBase<ConcreteType, GeneratedAnchor> {};
 } // namespace OpTrait
 } // namespace mix
 

@@ -127,31 +127,18 @@ struct Val {
   bool mat = false; // kept in `saved`
 };
 
-const llvm::DenseSet<llvm::StringRef> &elementwiseOps() {
-  static const llvm::DenseSet<llvm::StringRef> ops = {
-      "add", "sub", "mul", "div", "neg", "abs", "exp", "sin", "silu",
-      "gelu", "relu", "softplus", "sigmoid"};
-  return ops;
-}
-const llvm::DenseSet<llvm::StringRef> &rowOps() {
-  static const llvm::DenseSet<llvm::StringRef> ops = {"layernorm", "rmsnorm", "l2norm", "taylor_map"};
-  return ops;
-}
-const llvm::DenseSet<llvm::StringRef> &anchorOps() {
-  static const llvm::DenseSet<llvm::StringRef> ops = {"causal_conv", "selective_scan", "delta_rule",
-                                                      "linear_attention", "long_conv"};
-  return ops;
-}
+// The op categories are traits (MixOps.td); only anchors with kernel
+// templates (GeneratedAnchor) are emitted.
+bool isElementwise(Operation &o) { return o.hasTrait<mix::OpTrait::PerElement>(); }
+bool isRowWise(Operation &o) { return o.hasTrait<mix::OpTrait::PerRow>(); }
+bool isGeneratedAnchor(Operation &o) { return o.hasTrait<mix::OpTrait::GeneratedAnchor>(); }
 
-double epsOf(Operation &op, double dflt) {
-  if (auto f = op.getAttrOfType<FloatAttr>("eps"))
-    return f.getValueAsDouble();
-  return dflt;
-}
-
-/// A norm's eps, with the runtime's defaults (runtime/core/Model.cpp).
-double normEps(Operation &o, llvm::StringRef name) {
-  return epsOf(o, name == "l2norm" ? 1e-6 : 1e-5);
+/// An op's eps: as set, else its ODS default (MixOps.td, the one home).
+double epsOf(Operation &op) {
+  NamedAttrList attrs(op.getAttrDictionary());
+  op.getName().populateDefaultAttrs(attrs);
+  auto f = attrs.get("eps").dyn_cast_or_null<FloatAttr>();
+  return f ? f.getValueAsDouble() : 0.0;
 }
 
 /// Where the code being written reads a value and adds its gradient.
@@ -268,8 +255,8 @@ std::string RegionEmitter::addValue(Value v, std::string id, int input, Operatio
 
 std::string RegionEmitter::checkOp(Operation &o) {
   llvm::StringRef name = o.getName().stripDialect();
-  bool anchorOp = anchorOps().count(name);
-  if (!elementwiseOps().count(name) && !rowOps().count(name) && !anchorOp)
+  bool anchorOp = isGeneratedAnchor(o);
+  if (!isElementwise(o) && !isRowWise(o) && !anchorOp)
     return "no CPU code for mix." + name.str();
   if (o.getNumResults() != 1)
     return "mix." + name.str() + " has several results";
@@ -283,7 +270,7 @@ std::string RegionEmitter::checkOp(Operation &o) {
     if (!a.row && y.row && a.shape.size() > y.shape.size())
       return "mix." + name.str() + " broadcasts a parameter over the run-time dims";
   }
-  if (rowOps().count(name)) {
+  if (isRowWise(o)) {
     Val &x = V(o.getOperand(0));
     if (x.shape.empty() || x.shape != (name == "taylor_map" ? x.shape : y.shape))
       return "mix." + name.str() + " on a scalar";
@@ -332,7 +319,7 @@ std::string RegionEmitter::classify() {
       return e;
     if (std::string e = checkOp(o); !e.empty())
       return e;
-    if (anchorOps().count(o.getName().stripDialect())) {
+    if (isGeneratedAnchor(o)) {
       if (anchor)
         return "two anchors";
       anchor = &o;
@@ -512,7 +499,7 @@ void RegionEmitter::emitForwardOp(Operation &o, llvm::raw_ostream &os, Ctx &c,
   }
   os << in2 << "const float *x = " << X << " + gi * " << M << "; float *y = " << Y << " + gi * " << M
      << ";\n";
-  emitNormStats(os, in2, name, M, normEps(o, name));
+  emitNormStats(os, in2, name, M, epsOf(o));
   if (name == "layernorm") {
     os << in2 << "for (int64_t j = 0; j < " << M << "; ++j) y[j] = (x[j] - mu) * rs * "
        << c.val(o.getOperand(1)) << "[j] + " << c.val(o.getOperand(2)) << "[j];\n";
@@ -587,7 +574,7 @@ void RegionEmitter::emitBackwardOp(Operation &o, llvm::raw_ostream &os, Ctx &c,
   if (name == "layernorm") {
     std::string W = c.val(o.getOperand(1)), GW = c.grad(o.getOperand(1)),
                 GB = c.grad(o.getOperand(2));
-    emitNormStats(os, in2, name, M, normEps(o, name));
+    emitNormStats(os, in2, name, M, epsOf(o));
     os << in2 << "float m1 = 0.f, m2 = 0.f;\n";
     os << in2 << "for (int64_t j = 0; j < " << M << "; ++j) { float xh = (x[j] - mu) * rs, gh = gy[j] * "
        << W << "[j]; " << GW << "[j] += gy[j] * xh; " << GB << "[j] += gy[j]; m1 += gh; m2 += gh * xh; }\n";
@@ -596,7 +583,7 @@ void RegionEmitter::emitBackwardOp(Operation &o, llvm::raw_ostream &os, Ctx &c,
        << "[j] - m1 - (x[j] - mu) * rs * m2);\n";
   } else {
     bool rms = name == "rmsnorm";
-    emitNormStats(os, in2, name, M, normEps(o, name));
+    emitNormStats(os, in2, name, M, epsOf(o));
     std::string h = rms ? "gy[j] * " + c.val(o.getOperand(1)) + "[j]" : "gy[j]";
     os << in2 << "float dot = 0.f;\n";
     os << in2 << "for (int64_t j = 0; j < " << M << "; ++j) { dot += " << h << " * x[j];"
@@ -771,7 +758,7 @@ void RegionEmitter::emitAnchor(llvm::raw_ostream &os, bool backward) {
          << gin(1) << ", " << dims << ");\n";
   } else if (name == "linear_attention") {
     // The backward reads the forward's result (Y, kept in `saved`) for gden.
-    std::string eps = lit(epsOf(*anchor, 1e-12));
+    std::string eps = lit(epsOf(*anchor));
     std::string tmpl = cuda ? "<" + n(0) + ">" : "";
     std::string dims = cuda ? B + ", " + T + ", " + n(2) : B + ", " + T + ", " + n(0) + ", " + n(2);
     std::string ins = in(0) + ", " + in(1) + ", " + in(2);

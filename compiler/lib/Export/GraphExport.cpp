@@ -110,7 +110,11 @@ LogicalResult mix::exportGraph(func::FuncOp model, const std::vector<std::string
       node.op = op.getName().stripDialect().str();
       for (Value v : op.getOperands())
         node.inputs.push_back(names.lookup(v));
-      for (NamedAttribute a : op.getAttrs()) {
+      // Attributes left at their ODS default are written out: the runtime
+      // keeps no defaults of its own (one home: MixOps.td).
+      NamedAttrList attrs(op.getAttrDictionary());
+      op.getName().populateDefaultAttrs(attrs);
+      for (NamedAttribute a : attrs) {
         if (a.getName() == "name")
           continue;
         graph::AttrValue value;

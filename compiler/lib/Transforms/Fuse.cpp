@@ -27,15 +27,11 @@ using namespace mix;
 namespace {
 /// Per-position ops: a kernel computes them in the same loop as a neighbour.
 bool isPerPosition(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, NegOp, AbsOp, ExpOp, SinOp, SiluOp, GeluOp, ReluOp,
-             SoftplusOp, SigmoidOp, TaylorMapOp, LayerNormOp, RMSNormOp, L2NormOp>(op);
+  return op->hasTrait<mix::OpTrait::PerElement>() || op->hasTrait<mix::OpTrait::PerRow>();
 }
 
 /// Mixer primitives: each anchors at most one region.
-bool isAnchor(Operation *op) {
-  return isa<CausalConvOp, LongConvOp, SoftmaxAttentionOp, LinearAttentionOp, SelectiveScanOp,
-             DeltaRuleOp>(op);
-}
+bool isAnchor(Operation *op) { return op->hasTrait<mix::OpTrait::MixerAnchor>(); }
 
 /// A value read by an intervention must stay a real node, so its producer
 /// is not fused.
