@@ -18,6 +18,9 @@
 #include "runtime/kernels/KernelBuild.h"
 
 #include <torch/torch.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
+
+#include <filesystem>
 
 #include <chrono>
 #include <cstdio>
@@ -72,13 +75,14 @@ int main(int argc, char **argv) {
   std::vector<std::string> dims = {"64", "128", "256"};
   std::string backend = "both";
   int steps = 20, batch = 32, seq = 37;
+  std::string profileDir; // --profile DIR: a Chrome trace per row (bench/profile_table.py sums it)
   std::string vocab = "8196";
   int threads = 1;
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
       std::printf("usage: train_throughput [--d 64,128,256] [--steps 20] [--vocab 8196] "
                   "[--models a,b] [--threads 1]\n"
-                  "                        [--backend reference,libtorch,generated | both]\n");
+                  "                        [--backend reference,libtorch,generated | both] [--profile DIR]\n");
       return 0;
     }
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -89,6 +93,7 @@ int main(int argc, char **argv) {
     else if (k == "--models") models = splitList(v);
     else if (k == "--threads") threads = std::stoi(v);
     else if (k == "--backend") backend = v;
+    else if (k == "--profile") profileDir = v;
     else { std::cerr << "unknown option " << k << "\n"; return 2; }
   }
   mixc::rt::setThreads(threads);
@@ -131,7 +136,14 @@ int main(int argc, char **argv) {
           generated += why.empty();
         model->initParameters(0);
         mixc::rt::setPlainReferences(b == "reference");
-        Timing t = timeTraining(*model, tokens, target, steps);
+        Timing t;
+        if (profileDir.empty()) {
+          t = timeTraining(*model, tokens, target, steps);
+        } else { // LibTorch's profiler: every op's time, at some cost to the totals
+          std::filesystem::create_directories(profileDir);
+          torch::autograd::profiler::RecordProfile guard(profileDir + "/" + m + "-d" + d + "-" + b + ".json");
+          t = timeTraining(*model, tokens, target, steps);
+        }
         mixc::rt::setPlainReferences(false);
         double tps = batch * seq / t.perStep();
         if (base == 0)

@@ -647,6 +647,9 @@ Value scalar(NodeSink &, CallArgs &a, const CallSite &) {
   double r = Fn(a.real("x", 0));
   if (!std::isfinite(r))
     a.error("x", "result is not a finite number");
+  // Converting a double beyond int64's range is undefined behaviour.
+  if (ToInt && !(r >= -9.2e18 && r <= 9.2e18))
+    a.error("x", "result does not fit in a 64-bit integer");
   return ToInt ? Value::integer(static_cast<int64_t>(r)) : Value::real(r);
 }
 double sqrtFn(double x) { return std::sqrt(x); }

@@ -463,8 +463,15 @@ private:
       Value from = eval(*s.exprs[0], nullptr), to = eval(*s.exprs[1], nullptr);
       if (from.kind != Value::Kind::Int || to.kind != Value::Kind::Int)
         fail(s.loc, "loop bounds must be integers, got " + describe(from) + ".." + describe(to));
-      if (to.i - from.i > 4096)
-        fail(s.loc, "loop has " + std::to_string(to.i - from.i) + " iterations (at most 4096)");
+      // A range that runs backwards (0..n_layers with n_layers < 0) is a
+      // mistake, not an empty model; the count is formed without overflow.
+      if (to.i < from.i)
+        fail(s.loc, "the loop range " + std::to_string(from.i) + ".." + std::to_string(to.i) +
+                        " runs backwards (A..B counts from A up to B - 1)");
+      int64_t count = 0;
+      if (__builtin_sub_overflow(to.i, from.i, &count) || count > 4096)
+        fail(s.loc, "loop has more than 4096 iterations (" + std::to_string(from.i) + ".." +
+                        std::to_string(to.i) + ")");
       std::string saved = state().prefix;
       for (int64_t i = from.i; i < to.i; ++i) {
         // Nested loops multiply: bound the total so hostile input cannot hang.

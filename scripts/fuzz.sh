@@ -12,8 +12,11 @@ mkdir -p "$OUT"
 # -DNDEBUG as in release builds: toml++ asserts on inputs its release build rejects cleanly.
 FLAGS=(-std=c++17 -O1 -g -DNDEBUG -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -fsanitize-ignorelist=test/fuzz/ignorelist.txt -I.)
-DSL=(dsl/Diagnostics.cpp dsl/Lexer.cpp dsl/Parser.cpp dsl/ASTPrinter.cpp dsl/Builtins.cpp
-     dsl/Elaborator.cpp dsl/Frontend.cpp dsl/Rewrite.cpp support/TextFile.cpp)
+# The source lists come from CMake (mixc_record_sources): build first.
+SOURCES=${FUZZ_SOURCES:-build/fuzz-sources.sh}
+[ -f "$SOURCES" ] || { echo "fuzz: $SOURCES is missing; run scripts/build.sh first" >&2; exit 1; }
+# shellcheck source=/dev/null
+source "$SOURCES"
 build() { # name sources...
   local name=$1; shift
   local bin="$OUT/${name}_fuzzer"
@@ -21,10 +24,10 @@ build() { # name sources...
     "$CXX" "${FLAGS[@]}" "test/fuzz/${name}_fuzzer.cpp" "$@" -o "$bin" ${LIBS:-}
   fi
 }
-build dsl "${DSL[@]}"
-build rewrite dsl/Diagnostics.cpp dsl/Rewrite.cpp dsl/Elaborator.cpp dsl/Builtins.cpp dsl/Parser.cpp dsl/Lexer.cpp support/TextFile.cpp
-build graph runtime/graph/GraphJson.cpp
-LIBS=-ltomlplusplus build config runtime/train/Config.cpp runtime/tasks/Dataset.cpp runtime/tasks/AR.cpp runtime/tasks/ATR.cpp runtime/tasks/Task.cpp support/Stop.cpp
+build dsl "${DSL_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
+build rewrite "${DSL_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
+build graph "${GRAPH_SOURCES[@]}"
+LIBS=-ltomlplusplus build config "${CONFIG_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
 status=0
 # Inputs that once crashed a target, replayed first.
 for f in test/fuzz/regressions/*; do
@@ -33,13 +36,24 @@ for f in test/fuzz/regressions/*; do
     echo "fuzz: regression $f FAILED"; status=1
   fi
 done
+# Seed inputs: each target's own corpus (inputs found by fuzzing) plus the
+# project's real files of that kind, read in place rather than copied.
+declare -A SEEDS=(
+  [dsl]="stdlib test/DSL examples"
+  [rewrite]="examples/interventions test/Rewrite/Inputs"
+  [graph]=""
+  [config]="examples/ar examples/paper/base test/e2e/Inputs"
+)
 for name in dsl rewrite graph config; do
   scratch=$(mktemp -d)
+  seeds=()
+  [ ! -d "test/fuzz/corpus/$name" ] || seeds+=("$PWD/test/fuzz/corpus/$name")
+  for d in ${SEEDS[$name]}; do seeds+=("$PWD/$d"); done
   echo "fuzz: $name for ${SECONDS_EACH}s"
   dict=()
   [ ! -f "test/fuzz/$name.dict" ] || dict=(-dict="$PWD/test/fuzz/$name.dict")
   if ! (cd "$scratch" && ASAN_OPTIONS=detect_leaks=0 "$OUT/${name}_fuzzer" "${dict[@]}" -max_total_time="$SECONDS_EACH" \
-        -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 "$scratch" "$OLDPWD/test/fuzz/corpus/$name" \
+        -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 "$scratch" "${seeds[@]}" \
         > "$scratch/log" 2>&1); then
     echo "fuzz: $name FAILED; input and log in $scratch"; tail -30 "$scratch/log"; status=1
   else

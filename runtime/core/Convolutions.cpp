@@ -146,13 +146,27 @@ at::Tensor shiftKernel(const at::Tensor &b, const at::Tensor &c, int64_t T) {
   // K[l] = Σ_m b[m]·c[m+l] (m+l < N): a *linear* cross-correlation, as in
   // zoology's shift SSM (FFTs zero-padded to 2N); size N would wrap c around
   // (circular), equal only while b = e₁.
-  int64_t N = b.size(1);
-  at::Tensor K = at::fft_irfft(at::conj(at::fft_rfft(b, 2 * N, 1)) * at::fft_rfft(c, 2 * N, 1),
-                               2 * N, 1)
-                     .slice(1, 0, N); // [C, N]
-  if (T <= N)
-    return K.slice(1, 0, T).t(); // [T, C]
-  return at::constant_pad_nd(K, {0, T - N}).t();
+  int64_t N = b.size(1), C = b.size(0);
+  if (plainReferences()) { // zoology's form: FFTs of size 2N, all N taps
+    at::Tensor K = at::fft_irfft(at::conj(at::fft_rfft(b, 2 * N, 1)) * at::fft_rfft(c, 2 * N, 1),
+                                 2 * N, 1)
+                       .slice(1, 0, N); // [C, N]
+    if (T <= N)
+      return K.slice(1, 0, T).t(); // [T, C]
+    return at::constant_pad_nd(K, {0, T - N}).t();
+  }
+  // Only the first min(T, N) taps are ever used: one depthwise correlation
+  // (conv1d correlates) of c, zero-padded by L − 1, with b as the filter:
+  // C·L·N multiply-adds instead of three FFTs of size 2N per channel.
+  int64_t L = std::min(T, N);
+  at::Tensor K = at::conv1d(at::constant_pad_nd(c, {0, L - 1}).unsqueeze(0), b.unsqueeze(1),
+                            /*bias=*/at::Tensor(), /*stride=*/at::IntArrayRef{1},
+                            /*padding=*/at::IntArrayRef{0}, /*dilation=*/at::IntArrayRef{1},
+                            /*groups=*/C)
+                     .squeeze(0); // [C, L]
+  if (T > N)
+    K = at::constant_pad_nd(K, {0, T - N});
+  return K.t(); // [T, C]
 }
 
 at::Tensor diagSSMKernel(const at::Tensor &logDt, const at::Tensor &logAReal,

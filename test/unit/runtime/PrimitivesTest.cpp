@@ -122,7 +122,14 @@ TEST_F(Primitives, ShiftKernelIsLinearCrossCorrelation) {
       for (int l = 0; l < std::min(T, N); ++l)
         for (int m = 0; m + l < N; ++m)
           R[l][ch] += Bb[ch][m] * Cc[ch][m + l];
-    EXPECT_LT(maxDiff(shiftKernel(b, c, T), ref), 1e-10);
+    // The fast form (a depthwise correlation of the taps used) and the plain
+    // reference (zoology's FFTs) both.
+    for (bool plain : {false, true}) {
+      setPlainReferences(plain);
+      EXPECT_LT(maxDiff(shiftKernel(b, c, T), ref), 1e-10) << (plain ? "FFT form" : "direct form");
+      checkGradients([T](const std::vector<Tensor> &a) { return shiftKernel(a[0], a[1], T); }, {b, c});
+    }
+    setPlainReferences(false);
   }
   int T = 4;
   // With B = e₁ the kernel is C itself (protocol §3.5).

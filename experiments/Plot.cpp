@@ -1,4 +1,4 @@
-#include "runtime/experiments/Plot.h"
+#include "experiments/Plot.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
-#include "runtime/experiments/ExperimentReport.h"
-#include "runtime/experiments/Csv.h"
-#include "runtime/experiments/Plot.h"
+#include "experiments/ExperimentReport.h"
+#include "experiments/Csv.h"
+#include "experiments/Plot.h"
 
 #include <toml++/toml.h>
 

@@ -1,5 +1,5 @@
-#include "runtime/experiments/Sweep.h"
-#include "runtime/experiments/Csv.h"
+#include "experiments/Sweep.h"
+#include "experiments/Csv.h"
 #include "support/FileLock.h"
 #include "support/Process.h"
 
@@ -191,7 +191,12 @@ Spec readSpec(const SweepOptions &o) {
   s.name = sweep["name"].value_or(s.file.stem().string());
   s.title = sweep["title"].value_or(s.name);
   s.description = sweep["description"].value_or(std::string());
-  s.jobs = sweep["jobs"].value_or(int64_t{0});
+  if (const toml::node *jobs = sweep.get("jobs")) {
+    // A typo here used to fall back to one job per core without a word.
+    if (!jobs->is_integer() || jobs->as_integer()->get() < 1 || jobs->as_integer()->get() > 1024)
+      fail(s.file, *jobs, "[sweep] jobs is the number of cells run at once: an integer in [1, 1024]");
+    s.jobs = jobs->as_integer()->get();
+  }
   const fs::path dir = s.file.parent_path();
   const std::vector<fs::path> near = {dir, fs::current_path(), o.projectRoot};
   if (!sweep["base"].is_string())
@@ -224,7 +229,11 @@ Spec readSpec(const SweepOptions &o) {
         fail(s.file, e, "cannot find the intervention script '" + p.string() + "'");
       s.scripts.push_back(p.string());
     }
-  s.interveneSize = iv["size"].value_or(int64_t{320});
+  if (const toml::node *size = iv.get("size")) {
+    if (!size->is_integer() || size->as_integer()->get() < 1)
+      fail(s.file, *size, "interventions.size is a number of test documents: a positive integer");
+    s.interveneSize = size->as_integer()->get();
+  }
   return s;
 }
 

@@ -1,4 +1,4 @@
-#include "runtime/experiments/Csv.h"
+#include "experiments/Csv.h"
 #include "support/AtomicWrite.h"
 
 #include <algorithm>
