@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "dsl/Elaborator.h"
 #include "dsl/Builtins.h"
+#include "support/Suggest.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -77,36 +78,6 @@ std::string describe(const Value &v) {
   return "?";
 }
 
-size_t editDistance(const std::string &a, const std::string &b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t prev = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t cur = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] != b[j - 1])});
-      prev = cur;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string suggest(const std::string &name, const std::vector<std::string> &candidates) {
-  std::string best;
-  size_t bestD = std::max<size_t>(2, name.size() / 3) + 1;
-  for (const std::string &c : candidates) {
-    // A prefix (`mamba` for `mamba_lm`) counts as close.
-    size_t d = name.size() >= 3 && c.rfind(name, 0) == 0 ? 1 : editDistance(name, c);
-    if (d < bestD) {
-      bestD = d;
-      best = c;
-    }
-  }
-  return best.empty() ? "" : " (did you mean '" + best + "'?)";
-}
-
 namespace {
 
 std::string join(const std::string &scope, const std::string &name) {
@@ -145,7 +116,7 @@ public:
           names.push_back(p.name);
           list += (list.empty() ? "" : ", ") + p.name;
         }
-        fail({}, "unknown config key '" + c.key + "'" + suggest(c.key, names) + "; model '" +
+        fail({}, "unknown config key '" + c.key + "'" + support::didYouMean(c.key, names) + "; model '" +
                      model.name + "' has parameters: " + (list.empty() ? "none" : list));
       }
       given.push_back({c.key, parseConfigValue(*it, c.value)});
@@ -581,7 +552,7 @@ private:
       }
       if (builtins().count(e.text))
         fail(e.loc, "'" + e.text + "' is a primitive; call it, e.g. " + e.text + "(...)");
-      fail(e.loc, "unknown name '" + e.text + "'" + suggest(e.text, visibleNames()));
+      fail(e.loc, "unknown name '" + e.text + "'" + support::didYouMean(e.text, visibleNames()));
     }
     case Expr::Kind::List: {
       Value l;
@@ -795,7 +766,7 @@ private:
         auto b = builtins().find(callee.text);
         if (b == builtins().end())
           fail(callee.loc, "unknown function '" + callee.text + "'" +
-                               suggest(callee.text, visibleNames()));
+                               support::didYouMean(callee.text, visibleNames()));
         evalArgs();
         CallArgs args(callee.text, e.loc, std::move(positional), std::move(keywords));
         CallSite site{callee.text, e.loc, takeName(e, hint)};
@@ -861,7 +832,7 @@ private:
         std::string list;
         for (const std::string &n : all)
           list += (list.empty() ? "" : ", ") + n;
-        fail(a.loc, "'" + def.name + "' has no parameter '" + k + "'" + suggest(k, all) +
+        fail(a.loc, "'" + def.name + "' has no parameter '" + k + "'" + support::didYouMean(k, all) +
                         "; it takes " + (list.empty() ? "nothing" : list));
       }
     }

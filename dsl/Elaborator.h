@@ -2,7 +2,9 @@
 #ifndef MIXC_DSL_ELABORATOR_H
 #define MIXC_DSL_ELABORATOR_H
 
-#include "dsl/Frontend.h"
+#include "dsl/AST.h"
+#include "dsl/ConfigEntry.h"
+#include "dsl/Program.h"
 #include "dsl/Value.h"
 
 #include <map>
@@ -16,12 +18,6 @@ using DefTable = std::map<std::string, const Def *>;
 /// DslError with the offending location.
 Program elaborateModel(const DefTable &defs, const Def &model,
                        const std::vector<ConfigEntry> &config);
-
-/// Levenshtein distance, for "did you mean" hints.
-size_t editDistance(const std::string &a, const std::string &b);
-
-/// " (did you mean 'x'?)" for the closest candidate, or "".
-std::string suggest(const std::string &name, const std::vector<std::string> &candidates);
 
 } // namespace mixc::dsl
 

@@ -1,5 +1,6 @@
 //===- Frontend.cpp - load files, resolve imports, elaborate ----------------===//
 #include "dsl/Frontend.h"
+#include "support/Suggest.h"
 #include "support/TextFile.h"
 #include "dsl/Elaborator.h"
 
@@ -139,7 +140,7 @@ std::optional<Program> Frontend::elaborate(const std::string &model,
         for (const auto &[n, d] : defs)
           if (d->kind == Def::Kind::Model)
             names.push_back(n);
-        fail({}, "no model named '" + model + "'" + suggest(model, names));
+        fail({}, "no model named '" + model + "'" + support::didYouMean(model, names));
       }
       entry = it->second;
     }

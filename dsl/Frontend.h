@@ -3,6 +3,7 @@
 #define MIXC_DSL_FRONTEND_H
 
 #include "dsl/AST.h"
+#include "dsl/ConfigEntry.h"
 #include "dsl/Program.h"
 
 #include <map>
@@ -13,10 +14,6 @@
 #include <vector>
 
 namespace mixc::dsl {
-
-struct ConfigEntry {
-  std::string key, value; // `--config d_model=64`
-};
 
 class Frontend {
 public:

@@ -2,6 +2,7 @@
 #include "support/AtomicWrite.h"
 #include "support/FileLock.h"
 #include "support/Process.h"
+#include "support/Suggest.h"
 #include "support/TextFile.h"
 
 #include <gtest/gtest.h>
@@ -118,4 +119,22 @@ TEST(TextFile, SaysWhyAFileCannotBeRead) {
   EXPECT_TRUE(readTextFile((dir / "big").string(), text, error));
   EXPECT_EQ(text.size(), 2048u);
   fs::remove_all(dir);
+}
+
+TEST(Suggest, EditDistanceAgainstHandCounts) {
+  EXPECT_EQ(editDistance("", "abc"), 3u);
+  EXPECT_EQ(editDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(editDistance("d_modle", "d_model"), 2u);
+  EXPECT_EQ(editDistance("same", "same"), 0u);
+}
+
+TEST(Suggest, NearestNamesAndDidYouMean) {
+  std::vector<std::string> names = {"layers[0].block_input", "layers[1].block_input", "embed",
+                                    "layers[1].mixer.attn"};
+  EXPECT_EQ(nearestNames("layers[3].block_input", names, 2),
+            (std::vector<std::string>{"layers[0].block_input", "layers[1].block_input"}));
+  EXPECT_EQ(nearestNames("x", {}, 3).size(), 0u);
+  EXPECT_EQ(didYouMean("mamba", {"mamba_lm", "based_lm"}), " (did you mean 'mamba_lm'?)");
+  EXPECT_EQ(didYouMean("dd", {"d", "vocab"}), " (did you mean 'd'?)");
+  EXPECT_EQ(didYouMean("completely_else", {"d", "vocab"}), "");
 }

@@ -2,7 +2,7 @@
 #include "mix/MixOps.h"
 #include "mix/Passes.h"
 
-#include "dsl/Elaborator.h"
+#include "support/Suggest.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
@@ -114,12 +114,9 @@ private:
     for (Operation *op : named)
       if (!removed.count(op) && nameOf(op) != a.pattern)
         names.push_back(nameOf(op));
-    std::stable_sort(names.begin(), names.end(), [&](const std::string &x, const std::string &y) {
-      return dsl::editDistance(a.pattern, x) < dsl::editDistance(a.pattern, y);
-    });
     std::string nearest;
-    for (size_t i = 0; i < std::min<size_t>(3, names.size()); ++i)
-      nearest += (i ? ", " : "") + names[i];
+    for (const std::string &n : mixc::support::nearestNames(a.pattern, std::move(names), 3))
+      nearest += (nearest.empty() ? "" : ", ") + n;
     emitError(locOf(a)) << "no node matches '" << a.pattern << "'; nearest: " << nearest;
     return std::nullopt;
   }
