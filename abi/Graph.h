@@ -5,8 +5,8 @@
 // no LLVM or torch types. Written as human-readable JSON (`--emit=graph`).
 //
 //===----------------------------------------------------------------------===//
-#ifndef MIXC_RUNTIME_GRAPH_GRAPH_H
-#define MIXC_RUNTIME_GRAPH_GRAPH_H
+#ifndef MIXC_ABI_GRAPH_H
+#define MIXC_ABI_GRAPH_H
 
 #include <cstdint>
 #include <map>
@@ -17,7 +17,7 @@
 namespace mixc::graph {
 
 /// Bumped whenever the file layout changes incompatibly.
-constexpr int kFormatVersion = 1;
+constexpr int kFormatVersion = 2; // 2: regions record input roles and a kernel per target
 constexpr const char *kFormatName = "mixc-graph";
 constexpr int64_t kDynamic = -1; // B, T: known at run time
 
@@ -61,16 +61,36 @@ struct Node {
 };
 
 /// A fused region (compiler/lib/Transforms/Fuse.cpp); its nodes carry the
-/// attribute `fused` = name. `kernel` is the symbol prefix of its generated
-/// CPU kernel (runtime/kernels/KernelAbi.h), empty when the back end left
-/// the region to the interpreter (`skipped` says why).
+/// attribute `fused` = name. Per target ("cpu", "cuda"): `kernel` is the
+/// symbol prefix of its generated kernel (abi/KernelAbi.h),
+/// empty when that back end left the region to the interpreter (`skipped`
+/// says why).
+constexpr const char *kTargetCpu = "cpu";
+constexpr const char *kTargetCuda = "cuda";
+
+struct RegionTarget {
+  std::string kernel;
+  std::string skipped;
+};
+
+/// How a kernel indexes a region input (compiler/include/mix/KernelEmitter.h).
+constexpr const char *kRoleRow = "row";             // leads with the rowRank run-time dims
+constexpr const char *kRoleFilter = "filter";       // a long conv's [L, C] filter, L >= T
+constexpr const char *kRoleInvariant = "invariant"; // no run-time dims
+
 struct Region {
   std::string name;
   std::string kind; // "elementwise" or the anchor primitive
   std::vector<std::string> inputs, outputs; // value names, in kernel order
+  std::vector<std::string> inputRoles;      // one per input; empty when no back end planned it
   int rowRank = 0;  // leading run-time dims the kernel iterates over
-  std::string kernel;
-  std::string skipped;
+  std::map<std::string, RegionTarget> targets; // by target name
+
+  /// The target's entry, or an empty one (no kernel) when it has none.
+  RegionTarget target(const std::string &name) const {
+    auto it = targets.find(name);
+    return it == targets.end() ? RegionTarget{} : it->second;
+  }
 };
 
 struct Graph {

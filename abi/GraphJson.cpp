@@ -1,5 +1,5 @@
 //===- GraphJson.cpp - runtime graph <-> JSON -------------------------------===//
-#include "runtime/graph/Graph.h"
+#include "abi/Graph.h"
 #include "support/Limits.h"
 
 #include <nlohmann/json.hpp>
@@ -89,10 +89,19 @@ std::string toJson(const Graph &g) {
       nlohmann::ordered_json region = {{"name", r.name},     {"kind", r.kind},
                                        {"inputs", r.inputs}, {"outputs", r.outputs},
                                        {"row_rank", r.rowRank}};
-      if (!r.kernel.empty())
-        region["kernel"] = r.kernel;
-      if (!r.skipped.empty())
-        region["skipped"] = r.skipped;
+      if (!r.inputRoles.empty())
+        region["input_roles"] = r.inputRoles;
+      nlohmann::ordered_json targets = nlohmann::ordered_json::object();
+      for (const auto &[target, k] : r.targets) {
+        nlohmann::ordered_json t = nlohmann::ordered_json::object();
+        if (!k.kernel.empty())
+          t["kernel"] = k.kernel;
+        if (!k.skipped.empty())
+          t["skipped"] = k.skipped;
+        targets[target] = t;
+      }
+      if (!targets.empty())
+        region["targets"] = targets;
       j["regions"].push_back(region);
     }
   }
@@ -158,12 +167,32 @@ bool fromJson(const std::string &text, Graph &g, std::string &error) {
     }
     g.outputs = j.at("outputs").get<std::vector<std::string>>();
     if (j.contains("regions"))
-      for (const json &r : j.at("regions"))
-        g.regions.push_back({r.at("name").get<std::string>(), r.at("kind").get<std::string>(),
-                             r.at("inputs").get<std::vector<std::string>>(),
-                             r.at("outputs").get<std::vector<std::string>>(),
-                             static_cast<int>(r.contains("row_rank") ? intOf(r.at("row_rank"), "row_rank") : 0),
-                             r.value("kernel", ""), r.value("skipped", "")});
+      for (const json &r : j.at("regions")) {
+        Region region;
+        region.name = r.at("name").get<std::string>();
+        region.kind = r.at("kind").get<std::string>();
+        region.inputs = r.at("inputs").get<std::vector<std::string>>();
+        region.outputs = r.at("outputs").get<std::vector<std::string>>();
+        region.rowRank = static_cast<int>(r.contains("row_rank") ? intOf(r.at("row_rank"), "row_rank") : 0);
+        if (r.contains("input_roles")) {
+          region.inputRoles = r.at("input_roles").get<std::vector<std::string>>();
+          if (region.inputRoles.size() != region.inputs.size()) {
+            error = "region '" + region.name + "': " + std::to_string(region.inputRoles.size()) +
+                    " input roles for " + std::to_string(region.inputs.size()) + " inputs";
+            return false;
+          }
+          for (const std::string &role : region.inputRoles)
+            if (role != kRoleRow && role != kRoleFilter && role != kRoleInvariant) {
+              error = "region '" + region.name + "': unknown input role '" + role +
+                      "' (row, filter or invariant)";
+              return false;
+            }
+        }
+        if (r.contains("targets"))
+          for (auto &[target, t] : r.at("targets").items())
+            region.targets[target] = {t.value("kernel", ""), t.value("skipped", "")};
+        g.regions.push_back(std::move(region));
+      }
   } catch (const std::exception &e) {
     error = std::string("malformed graph file: ") + e.what();
     return false;

@@ -18,8 +18,8 @@
  * runtime and pasted into every generated source, so it is all they share.
  *
  *===----------------------------------------------------------------------===*/
-#ifndef MIXC_RUNTIME_KERNELS_KERNELABI_H
-#define MIXC_RUNTIME_KERNELS_KERNELABI_H
+#ifndef MIXC_ABI_KERNELABI_H
+#define MIXC_ABI_KERNELABI_H
 
 #include <stdint.h>
 

@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
       for (const std::string &b : backends) {
         std::string error;
         std::shared_ptr<mixc::kernels::Library> library;
-        if (b == "generated" && !(library = mixc::kernels::buildAndOpen(result.cpuKernels, error))) {
+        if (b == "generated" && !(library = mixc::kernels::buildLibrary(result.cpuKernels, error))) {
           std::cerr << error << "\n";
           return 1;
         }

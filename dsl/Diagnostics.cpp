@@ -1,3 +1,4 @@
+//===- Diagnostics.cpp - located errors and notes of the front end ----------===//
 #include "dsl/Diagnostics.h"
 
 namespace mixc::dsl {

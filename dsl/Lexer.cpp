@@ -1,3 +1,4 @@
+//===- Lexer.cpp - tokens of the mixer DSL and rewrite scripts --------------===//
 #include "dsl/Lexer.h"
 
 #include <cctype>

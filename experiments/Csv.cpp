@@ -1,3 +1,4 @@
+//===- Csv.cpp - the results tables of sweeps (read, add, write) ------------===//
 #include "experiments/Csv.h"
 #include "support/AtomicWrite.h"
 

@@ -1,3 +1,4 @@
+//===- ExperimentReport.cpp - `mixc report`: markdown, plots and CSVs over sweeps ---===//
 #include "experiments/ExperimentReport.h"
 #include "experiments/Csv.h"
 #include "experiments/Plot.h"
@@ -44,6 +45,15 @@ std::string two(double x) {
   char b[32];
   std::snprintf(b, sizeof b, "%.2f", std::round(x * 100) / 100 + 0.0);
   return b;
+}
+
+/// Attrib, and its 95 % bootstrap interval in brackets when the run recorded
+/// one: "0.97 (0.95–0.99)".
+std::string attribText(const Row &r) {
+  std::string text = two(number(r, "attrib"));
+  if (!get(r, "attrib_lo").empty() && !get(r, "attrib_hi").empty())
+    text += " (" + two(number(r, "attrib_lo")) + "–" + two(number(r, "attrib_hi")) + ")";
+  return text;
 }
 
 /// How an axis value reads in a table: a model file as its stem.
@@ -120,14 +130,13 @@ struct Sweep {
   Table results, attrib;
 };
 
-bool readSweep(const fs::path &dir, Sweep &s) {
+bool readSweep(const fs::path &dir, Sweep &s, std::string &error) {
   s.dir = dir;
   toml::table meta;
   try {
     meta = toml::parse_file((dir / "sweep-meta.toml").string());
   } catch (const std::exception &) {
-    std::cerr << "error: " << dir.string() << " is not a sweep folder (no readable sweep-meta.toml; "
-              << "run mixc sweep first)\n";
+    error = dir.string() + " is not a sweep folder (no readable sweep-meta.toml; run mixc sweep first)";
     return false;
   }
   s.name = meta["name"].value_or(dir.filename().string());
@@ -278,7 +287,7 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
          << two(number(rs[0], "p_corrupt")) << " |";
       for (const auto &l : labels) {
         auto it = std::find_if(rs.begin(), rs.end(), [&](const Row &r) { return get(r, "intervention") == l; });
-        md << " " << (it == rs.end() ? "–" : get(*it, "kept") == "1" ? two(number(*it, "attrib")) : "n/a") << " |";
+        md << " " << (it == rs.end() ? "–" : get(*it, "kept") == "1" ? attribText(*it) : "n/a") << " |";
       }
       Mechanism m = mechanismOf(rs);
       if (anyMechanism)
@@ -319,13 +328,14 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
 }
 } // namespace
 
-int writeReport(const std::vector<std::string> &dirs, const std::string &outFile,
-                const std::string &title) {
+support::Status writeReport(const std::vector<std::string> &dirs, const std::string &outFile,
+                            const std::string &title, std::ostream &console) {
   std::vector<Sweep> sweeps;
   for (const std::string &d : dirs) {
     Sweep s;
-    if (!readSweep(d, s))
-      return 1;
+    std::string error;
+    if (!readSweep(d, s, error))
+      return support::Status::failed(error);
     sweeps.push_back(std::move(s));
   }
   fs::path out = fs::absolute(outFile);
@@ -335,12 +345,13 @@ int writeReport(const std::vector<std::string> &dirs, const std::string &outFile
      << "test set at the final step; interventions follow protocol §6 (key corrupted, "
      << "clean activations patched into the corrupted run, 320 documents). The mechanism column "
      << "reads the last layer's block input: Attrib@Value ≥ 0.5 (and ≥ @Query) is induction at "
-     << "the value; Attrib@Query ≥ 0.5 is direct retrieval.\n\n";
+     << "the value; Attrib@Query ≥ 0.5 is direct retrieval. In brackets: Attrib's 95 % bootstrap interval "
+     << "over documents, where the run recorded one.\n\n";
   for (const Sweep &s : sweeps)
     reportSweep(s, out.parent_path(), md);
   writeFileAtomically(out.string(), md.str());
-  std::printf("wrote %s (%zu sweeps; plots/ and csv/ beside it)\n", out.string().c_str(), sweeps.size());
-  return 0;
+  console << "wrote " << out.string() << " (" << sweeps.size() << " sweeps; plots/ and csv/ beside it)\n";
+  return support::Status::ok();
 }
 
 } // namespace mixc::experiments

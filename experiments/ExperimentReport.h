@@ -11,15 +11,18 @@
 #ifndef MIXC_RUNTIME_EXPERIMENTS_EXPERIMENTREPORT_H
 #define MIXC_RUNTIME_EXPERIMENTS_EXPERIMENTREPORT_H
 
+#include "support/Status.h"
+
+#include <ostream>
 #include <string>
 #include <vector>
 
 namespace mixc::experiments {
 
-/// Writes `outFile` (report.md) with plots/ and csv/ beside it. Returns the
-/// exit status.
-int writeReport(const std::vector<std::string> &sweepDirs, const std::string &outFile,
-                const std::string &title);
+/// Writes `outFile` (report.md) with plots/ and csv/ beside it; says what it
+/// wrote on `out`.
+support::Status writeReport(const std::vector<std::string> &sweepDirs, const std::string &outFile,
+                            const std::string &title, std::ostream &out);
 
 } // namespace mixc::experiments
 

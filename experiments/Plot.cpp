@@ -1,3 +1,4 @@
+//===- Plot.cpp - SVG bar and scatter plots for reports ---------------------===//
 #include "experiments/Plot.h"
 
 #include <algorithm>

@@ -1,4 +1,6 @@
+//===- Sweep.cpp - `mixc sweep`: a grid of runs as child processes ----------===//
 #include "experiments/Sweep.h"
+#include "support/Format.h"
 #include "experiments/Csv.h"
 #include "support/FileLock.h"
 #include "support/Process.h"
@@ -383,10 +385,11 @@ std::string hours(double seconds) {
 /// steps and evaluations. Interventions and early stopping are left out:
 /// the first costs a few forward passes per cell, the second only shortens.
 void printEstimate(const Spec &s, const std::vector<Cell> &cells,
-                   const std::map<std::string, std::string> &status, const SweepOptions &o) {
+                   const std::map<std::string, std::string> &status, const SweepOptions &o, std::ostream &out) {
+  using support::format;
   char scratchTemplate[] = "/tmp/mixc-estimate-XXXXXX";
   if (!mkdtemp(scratchTemplate)) {
-    std::printf("estimate: cannot create a scratch folder in /tmp\n");
+    out << "estimate: cannot create a scratch folder in /tmp\n";
     return;
   }
   const fs::path scratch = scratchTemplate;
@@ -405,20 +408,20 @@ void printEstimate(const Spec &s, const std::vector<Cell> &cells,
       std::ostringstream text;
       text << cfg << "\n";
       writeFileAtomically(file.string(), text.str());
-      std::string out, err;
-      std::fflush(stdout);
+      std::string timing, err;
+      out << std::flush;
       int code = support::runCapture({o.self, "train", file.string(), "--time-steps", "5",
-                             "--backend=" + o.backend}, out, err);
-      double steps = field(out, "total_steps"), step = field(out, "step_s"),
-             eval = field(out, "eval_s");
+                             "--backend=" + o.backend}, timing, err);
+      double steps = field(timing, "total_steps"), step = field(timing, "step_s"),
+             eval = field(timing, "eval_s");
       double secs = code == 0 && steps > 0 && step > 0 ? steps * step + std::max(0.0, eval) : -1;
       if (secs < 0) {
         std::string why = err.substr(0, err.find('\n'));
-        std::printf("estimate: cannot time %s (exit %d): %s\n", c.name.c_str(), code, why.c_str());
+        out << format("estimate: cannot time %s (exit %d): %s\n", c.name.c_str(), code, why.c_str());
       } else {
-        std::printf("estimate: %s and cells like it: %s each (%.0f steps x %.1f ms, %s back end)\n",
-                    c.name.c_str(), hours(secs).c_str(), steps, 1e3 * step,
-                    out.find("backend=generated") != std::string::npos ? "generated" : "libtorch");
+        out << format("estimate: %s and cells like it: %s each (%.0f steps x %.1f ms, %s back end)\n",
+                      c.name.c_str(), hours(secs).c_str(), steps, 1e3 * step,
+                      timing.find("backend=generated") != std::string::npos ? "generated" : "libtorch");
       }
       it = costOf.emplace(key, secs).first;
     }
@@ -430,11 +433,11 @@ void printEstimate(const Spec &s, const std::vector<Cell> &cells,
   std::error_code ec;
   fs::remove_all(scratch, ec);
   int64_t jobs = jobsOf(o, s);
-  std::printf("estimate: %zu cells to run (%zu distinct shapes timed, 5 steps each, --backend=%s): "
-              "%s of CPU time, about %s wall at --jobs %lld (training and evaluation; "
-              "interventions and early stopping not counted)\n",
-              counted, shapes, o.backend.c_str(), hours(total).c_str(),
-              hours(total / static_cast<double>(jobs)).c_str(), (long long)jobs);
+  out << format("estimate: %zu cells to run (%zu distinct shapes timed, 5 steps each, --backend=%s): "
+                "%s of CPU time, about %s wall at --jobs %lld (training and evaluation; "
+                "interventions and early stopping not counted)\n",
+                counted, shapes, o.backend.c_str(), hours(total).c_str(),
+                hours(total / static_cast<double>(jobs)).c_str(), (long long)jobs);
 }
 
 volatile std::sig_atomic_t gStop = 0;
@@ -496,15 +499,16 @@ std::string errorLine(const fs::path &log) {
 
 } // namespace
 
-int runSweep(const SweepOptions &o) {
+support::Status runSweep(const SweepOptions &o, const support::Console &io) {
+  using support::format;
+  using support::Status;
   Spec s;
   std::vector<Cell> cells;
   try {
     s = readSpec(o);
     cells = cellsOf(s);
   } catch (const SweepError &e) {
-    std::cerr << e.message << "\n";
-    return 1;
+    return Status::failed(e.message);
   }
   const fs::path resultsPath = s.out / "results.csv", attribPath = s.out / "attrib.csv";
 
@@ -540,26 +544,24 @@ int runSweep(const SweepOptions &o) {
   for (size_t i = 0; i < cells.size(); ++i)
     if (!status.count(cells[i].name))
       todo.push_back(i);
-  std::printf("sweep %s%s: %zu cells (%zu finished before, %zu to run) in %s\n", s.name.c_str(),
-              s.scale.empty() ? "" : (" (scale " + s.scale + ")").c_str(), cells.size(),
-              cells.size() - todo.size(), todo.size(), s.out.string().c_str());
+  io.out << format("sweep %s%s: %zu cells (%zu finished before, %zu to run) in %s\n", s.name.c_str(),
+                   s.scale.empty() ? "" : (" (scale " + s.scale + ")").c_str(), cells.size(),
+                   cells.size() - todo.size(), todo.size(), s.out.string().c_str());
   if (o.dryRun) {
     for (const Cell &c : cells)
-      std::printf("%-9s %s\n", status.count(c.name) ? status[c.name].c_str() : "todo", c.name.c_str());
+      io.out << format("%-9s %s\n", status.count(c.name) ? status[c.name].c_str() : "todo", c.name.c_str());
     if (!cells.empty())
-      std::printf("--- %s/cell.toml ---\n%s", cells[0].name.c_str(),
-                  cellConfig(s, cells[0], s.out / cells[0].name, o.projectRoot).c_str());
-    printEstimate(s, cells, status, o);
-    return 0;
+      io.out << "--- " << cells[0].name << "/cell.toml ---\n"
+             << cellConfig(s, cells[0], s.out / cells[0].name, o.projectRoot);
+    printEstimate(s, cells, status, o, io.out);
+    return Status::ok();
   }
   fs::create_directories(s.out); // not before: --dry-run creates nothing
   // One sweep per folder: two would run the same cells and race on the tables.
   std::string lockError;
   std::unique_ptr<support::FolderLock> lock = support::FolderLock::acquire(s.out.string(), lockError);
-  if (!lock) {
-    std::cerr << "error: " << lockError << "\n";
-    return 1;
-  }
+  if (!lock)
+    return Status::failed(lockError);
   writeFileAtomically((s.out / "sweep-meta.toml").string(), metaText.str());
 
   int64_t jobs = jobsOf(o, s);
@@ -595,9 +597,10 @@ int runSweep(const SweepOptions &o) {
       cmds.push_back({o.self, "intervene", dir.string(), script, "--size",
                       std::to_string(s.interveneSize), "--out",
                       (dir / "interventions" / fs::path(script).stem()).string()});
+    io.out << std::flush;
     pid_t pid = spawnRunner(cmds, dir / "log.txt");
     if (pid < 0) {
-      std::cerr << "error: cannot start a process for " << c.name << "\n";
+      io.log << "error: cannot start a process for " << c.name << "; stopping the sweep\n";
       return false;
     }
     running[pid] = {i, std::chrono::steady_clock::now()};
@@ -663,7 +666,7 @@ int runSweep(const SweepOptions &o) {
       if (errno == EINTR) {
         if (gStop && !interrupted) { // stop the runs: each saves a checkpoint
           interrupted = true;
-          std::fprintf(stderr, "\nstopping %zu running cells (they save checkpoints)...\n", running.size());
+          io.log << "\nstopping " << running.size() << " running cells (they save checkpoints)...\n";
           for (const auto &[p, r] : running)
             kill(-p, SIGTERM);
         }
@@ -690,24 +693,27 @@ int runSweep(const SweepOptions &o) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweepStart).count();
     double eta = elapsed / done * static_cast<double>(todo.size() - done);
     if (ok)
-      std::printf("[%zu/%zu] %-36s accuracy %s  p(answer) %s  %5.0fs  (ETA %.0f min)\n", done,
-                  todo.size(), cells[i].name.c_str(), row["eval_acc"].c_str(),
-                  row["eval_prob"].c_str(), secs, eta / 60);
+      io.out << format("[%zu/%zu] %-36s accuracy %s  p(answer) %s  %5.0fs  (ETA %.0f min)\n", done,
+                       todo.size(), cells[i].name.c_str(), row["eval_acc"].c_str(),
+                       row["eval_prob"].c_str(), secs, eta / 60);
     else
-      std::printf("[%zu/%zu] %-36s FAILED (exit %d): %s; log: %s\n", done, todo.size(),
-                  cells[i].name.c_str(), code, row["error"].c_str(),
-                  (s.out / cells[i].name / "log.txt").string().c_str());
-    std::fflush(stdout);
+      io.out << format("[%zu/%zu] %-36s FAILED (exit %d): %s; log: %s\n", done, todo.size(),
+                       cells[i].name.c_str(), code, row["error"].c_str(),
+                       (s.out / cells[i].name / "log.txt").string().c_str());
+    io.out << std::flush;
   }
   sigaction(SIGINT, &oldInt, nullptr);
   sigaction(SIGTERM, &oldTerm, nullptr);
-  if (interrupted) {
-    std::printf("interrupted: %zu cells finished; run the same command again to continue\n", done);
-    return 130;
-  }
-  std::printf("sweep %s done: %zu cells run (%zu failed), %.0f s of runs; results in %s\n",
-              s.name.c_str(), done, failed, busySeconds, resultsPath.string().c_str());
-  return failed ? 1 : 0;
+  if (interrupted)
+    return Status::interrupted("interrupted: " + std::to_string(done) +
+                               " cells finished; run the same command again to continue");
+  io.out << format("sweep %s done: %zu cells run (%zu failed), %.0f s of runs; results in %s\n", s.name.c_str(),
+                   done, failed, busySeconds, resultsPath.string().c_str())
+         << std::flush;
+  if (failed)
+    return Status::failed(std::to_string(failed) + " of " + std::to_string(done) + " cells failed (see " +
+                          resultsPath.string() + ")");
+  return Status::ok();
 }
 
 } // namespace mixc::experiments

@@ -16,6 +16,8 @@
 #ifndef MIXC_RUNTIME_EXPERIMENTS_SWEEP_H
 #define MIXC_RUNTIME_EXPERIMENTS_SWEEP_H
 
+#include "support/Status.h"
+
 #include <cstdint>
 #include <string>
 
@@ -33,9 +35,9 @@ struct SweepOptions {
   std::string projectRoot; // where stdlib/ lives
 };
 
-/// Runs (or continues) the sweep. Returns the exit status: 0 when every
-/// cell finished, 1 on an error or a failed cell, 130 when interrupted.
-int runSweep(const SweepOptions &options);
+/// Runs (or continues) the sweep, writing a line per finished cell to
+/// `io.out`. Fails on an error or a failed cell; interrupted by a signal.
+support::Status runSweep(const SweepOptions &options, const support::Console &io);
 
 } // namespace mixc::experiments
 

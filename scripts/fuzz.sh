@@ -20,7 +20,7 @@ source "$SOURCES"
 build() { # name sources...
   local name=$1; shift
   local bin="$OUT/${name}_fuzzer"
-  if [ ! -x "$bin" ] || [ -n "$(find "$@" test/fuzz/${name}_fuzzer.cpp dsl support runtime/graph runtime/train runtime/tasks -newer "$bin" -name '*.[ch]*' 2>/dev/null | head -1)" ]; then
+  if [ ! -x "$bin" ] || [ -n "$(find "$@" test/fuzz/${name}_fuzzer.cpp dsl support abi runtime/train runtime/tasks -newer "$bin" -name '*.[ch]*' 2>/dev/null | head -1)" ]; then
     "$CXX" "${FLAGS[@]}" "test/fuzz/${name}_fuzzer.cpp" "$@" -o "$bin" ${LIBS:-}
   fi
 }

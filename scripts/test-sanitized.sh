@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1
-BUILD_DIR=${BUILD_DIR:-build-asan} BUILD_TYPE=RelWithDebInfo bash scripts/build.sh -DMIXC_SANITIZE=ON
+# -O1 -g1: a third less compile time than -O2 -g; ASan still reports
+# file:line (the instrumented code is ours; LibTorch's kernels are not).
+BUILD_DIR=${BUILD_DIR:-build-asan} BUILD_TYPE=RelWithDebInfo OPT_FLAGS="-O1 -g1 -DNDEBUG" bash scripts/build.sh -DMIXC_SANITIZE=ON
 cd "${BUILD_DIR:-build-asan}"
 # The fuzz smoke run is sanitized already, and nvcc's compile of the CUDA
 # kernels (CudaKernels) is the same in both builds: skip their second copies.

@@ -26,7 +26,7 @@
 #include "Peers.h"
 #include "runtime/core/Generated.h"
 #include "runtime/core/Model.h"
-#include "runtime/graph/Graph.h"
+#include "abi/Graph.h"
 #include "runtime/kernels/KernelBuild.h"
 
 #include <torch/torch.h>
@@ -212,7 +212,7 @@ int checkModel(const Options &o, const std::string &arch, const at::Device &devi
     return 1;
   }
   auto start = std::chrono::steady_clock::now();
-  auto library = kernels::buildAndOpen(source, error, cuda ? kernels::Target::Cuda : kernels::Target::Cpu);
+  auto library = kernels::buildLibrary(source, error, cuda ? kernels::Target::Cuda : kernels::Target::Cpu);
   if (!library) {
     std::printf("%-10s kernel build failed: %s\n", arch.c_str(), error.c_str());
     return 1;

@@ -147,30 +147,39 @@ std::string rowKind(const std::vector<int64_t> &shape, int rank, bool &row) {
 
 std::string bindRegion(const graph::Graph &g, const graph::Region &region,
                        const kernels::Library &library, BoundRegion &bound) {
-  if (region.kernel.empty())
-    return region.skipped.empty() ? "no kernel" : region.skipped;
+  const graph::RegionTarget target = region.target(kernels::targetKey(library.target()));
+  if (target.kernel.empty())
+    return target.skipped.empty() ? "no kernel" : target.skipped;
   if (region.rowRank < 1 || region.rowRank > 4)
     return "row rank " + std::to_string(region.rowRank) + " is outside 1..4";
+  if (region.inputRoles.size() != region.inputs.size())
+    return "the graph records no input roles for the region (recompile the model)";
   bound = BoundRegion{};
   bound.region = &region;
   bound.target = library.target();
-  if (!library.lookup(region.kernel, bound.fns))
-    return "the kernel library lacks " + region.kernel + "_forward/_backward/_saved";
+  if (!library.lookup(target.kernel, bound.fns))
+    return "the kernel library lacks " + target.kernel + "_forward/_backward/_saved";
   auto shapes = graph::valueShapes(g);
   bool anyRow = false;
-  for (const std::string &v : region.inputs) {
+  for (size_t i = 0; i < region.inputs.size(); ++i) {
+    const std::string &v = region.inputs[i], &role = region.inputRoles[i];
     auto it = shapes.find(v);
     if (it == shapes.end())
       return "input '" + v + "' is not a value of the graph";
-    bool row = false;
-    const std::vector<int64_t> &shape = it->second;
-    // A long conv's filter [L, C] has one run-time dim where rows have [B, T].
-    const bool filter = region.kind == "long_conv" && region.rowRank == 2 && shape.size() == 2 &&
-                        shape[0] == graph::kDynamic && shape[1] != graph::kDynamic;
-    if (std::string e = filter ? "" : rowKind(shape, region.rowRank, row); !e.empty())
-      return "input '" + v + "' " + e;
     if (g.inputs.size() && v == g.inputs[0].name)
       return "input '" + v + "' is the token ids";
+    // The role comes from the compiler's plan; the shape must agree with it.
+    const std::vector<int64_t> &shape = it->second;
+    const bool filter = role == graph::kRoleFilter;
+    bool row = false;
+    if (filter) {
+      if (region.rowRank != 2 || shape.size() != 2 || shape[0] != graph::kDynamic || shape[1] == graph::kDynamic)
+        return "input '" + v + "' is a filter but not [L, C] under [B, T] rows";
+    } else if (std::string e = rowKind(shape, region.rowRank, row); !e.empty()) {
+      return "input '" + v + "' " + e;
+    } else if (row != (role == graph::kRoleRow)) {
+      return "input '" + v + "' has the role " + role + " but its shape says otherwise";
+    }
     bound.inputIsRow.push_back(row);
     bound.inputIsFilter.push_back(filter);
     anyRow |= row;

@@ -2,7 +2,7 @@
 //
 // `--backend=generated`: a region of the graph (graph::Region) whose kernel
 // was generated runs as one autograd function calling the kernel's forward
-// and backward (runtime/kernels/KernelAbi.h) instead of one LibTorch op per
+// and backward (abi/KernelAbi.h) instead of one LibTorch op per
 // node. The same code serves both libraries: the CPU one takes host
 // pointers, the CUDA one device pointers (tensors on the current device,
 // kernels launched on the default stream, which LibTorch also uses unless a
@@ -12,7 +12,7 @@
 #ifndef MIXC_RUNTIME_CORE_GENERATED_H
 #define MIXC_RUNTIME_CORE_GENERATED_H
 
-#include "runtime/graph/Graph.h"
+#include "abi/Graph.h"
 #include "runtime/kernels/KernelBuild.h"
 
 #include <ATen/ATen.h>

@@ -1,3 +1,4 @@
+//===- Init.cpp - parameter initialisation rules (protocol §4) --------------===//
 #include "runtime/core/Init.h"
 
 #include <cmath>

@@ -3,7 +3,7 @@
 #define MIXC_RUNTIME_CORE_MODEL_H
 
 #include "runtime/core/Generated.h"
-#include "runtime/graph/Graph.h"
+#include "abi/Graph.h"
 #include "runtime/kernels/KernelBuild.h"
 
 #include <deque>

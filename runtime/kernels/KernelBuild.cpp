@@ -1,5 +1,6 @@
 //===- KernelBuild.cpp - compile, cache and dlopen generated kernels --------===//
 #include "runtime/kernels/KernelBuild.h"
+#include "abi/Graph.h"
 #include "support/Process.h"
 
 #include <dlfcn.h>
@@ -71,6 +72,7 @@ std::string cacheDir() {
 }
 
 const char *targetName(Target target) { return target == Target::Cuda ? "CUDA" : "CPU"; }
+const char *targetKey(Target target) { return target == Target::Cuda ? graph::kTargetCuda : graph::kTargetCpu; }
 
 std::vector<std::string> compilerArgv(Target target) {
   std::vector<std::string> argv;
@@ -111,24 +113,7 @@ std::string compilerCommand(Target target) {
   return cmd;
 }
 
-namespace {
-/// A cache entry is used only if it loads and says it holds kernels for
-/// `target` under some ABI: an empty, truncated or foreign file at a cache
-/// name is rebuilt instead of reported as success.
-bool usableCacheEntry(const fs::path &lib, Target target) {
-  void *handle = ::dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle)
-    return false;
-  using Query = int (*)();
-  auto version = reinterpret_cast<Query>(::dlsym(handle, "mixk_abi_version"));
-  auto which = reinterpret_cast<Query>(::dlsym(handle, "mixk_target"));
-  bool ok = version && which && which() == static_cast<int>(target);
-  ::dlclose(handle);
-  return ok;
-}
-} // namespace
-
-std::string buildLibrary(const std::string &source, std::string &error, Target target) {
+std::shared_ptr<Library> buildLibrary(const std::string &source, std::string &error, Target target) {
   const std::vector<std::string> argv = compilerArgv(target);
   const std::string command = compilerCommand(target);
   char hash[32];
@@ -139,14 +124,20 @@ std::string buildLibrary(const std::string &source, std::string &error, Target t
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
     error = "the kernel cache " + dir.string() + " is not a directory (set MIXC_KERNEL_CACHE)";
-    return "";
+    return nullptr;
   }
-  if (fs::is_regular_file(lib, ec) && usableCacheEntry(lib, target))
-    return lib.string();
+  // A cache entry is used only if it loads, passes the ABI check and holds
+  // kernels for `target`: an empty, truncated or foreign file at a cache
+  // name is rebuilt instead of reported as success.
+  if (fs::is_regular_file(lib, ec)) {
+    std::string stale;
+    if (std::shared_ptr<Library> cached = Library::open(lib.string(), stale); cached && cached->target() == target)
+      return cached;
+  }
   fs::create_directories(dir, ec);
   if (ec) {
     error = "cannot create the kernel cache " + dir.string() + ": " + ec.message();
-    return "";
+    return nullptr;
   }
   // Unique temporaries per process: sweeps build the same library at once.
   std::string stem = std::string(hash) + ".tmp" + std::to_string(::getpid());
@@ -156,7 +147,7 @@ std::string buildLibrary(const std::string &source, std::string &error, Target t
     out << source;
     if (!out.flush()) {
       error = "cannot write " + src.string();
-      return "";
+      return nullptr;
     }
   }
   std::vector<std::string> full = argv;
@@ -170,7 +161,7 @@ std::string buildLibrary(const std::string &source, std::string &error, Target t
             " kernels failed (" + command + "); the source is kept at " +
             src.string() + "\n" + (spawnError.empty() ? "" : spawnError + "\n") + tail(output, 20);
     fs::remove(tmp, ec);
-    return "";
+    return nullptr;
   }
   fs::remove(src, ec);
   // rename() replaces a bad entry atomically: a concurrent reader sees the
@@ -178,9 +169,14 @@ std::string buildLibrary(const std::string &source, std::string &error, Target t
   fs::rename(tmp, lib, ec);
   if (ec) {
     error = "cannot move the kernel library into " + lib.string() + ": " + ec.message();
-    return "";
+    return nullptr;
   }
-  return lib.string();
+  std::shared_ptr<Library> built = Library::open(lib.string(), error);
+  if (built && built->target() != target) {
+    error = lib.string() + " holds " + targetName(built->target()) + " kernels, not " + targetName(target);
+    return nullptr;
+  }
+  return built;
 }
 
 std::shared_ptr<Library> Library::open(const std::string &path, std::string &error) {
@@ -215,12 +211,6 @@ bool Library::lookup(const std::string &symbol, RegionFns &fns) const {
   fns.forward = reinterpret_cast<void (*)(const mixk_args *)>(get("_forward"));
   fns.backward = reinterpret_cast<void (*)(const mixk_args *)>(get("_backward"));
   return fns.saved && fns.forward && fns.backward;
-}
-
-std::shared_ptr<Library> buildAndOpen(const std::string &source, std::string &error,
-                                      Target target) {
-  std::string path = buildLibrary(source, error, target);
-  return path.empty() ? nullptr : Library::open(path, error);
 }
 
 } // namespace mixc::kernels

@@ -9,7 +9,7 @@
 #ifndef MIXC_RUNTIME_KERNELS_KERNELBUILD_H
 #define MIXC_RUNTIME_KERNELS_KERNELBUILD_H
 
-#include "runtime/kernels/KernelAbi.h"
+#include "abi/KernelAbi.h"
 
 #include <map>
 #include <memory>
@@ -25,6 +25,8 @@ std::string cacheDir();
 /// What a generated library runs on (its source says: mixk_target()).
 enum class Target { Cpu = MIXK_TARGET_CPU, Cuda = MIXK_TARGET_CUDA };
 const char *targetName(Target target);
+/// The target's key in a graph region's `targets` (graph::kTargetCpu, kTargetCuda).
+const char *targetKey(Target target);
 
 /// The compiler command and its flags: for the CPU, $MIXC_CXX or c++; for
 /// CUDA, $MIXC_NVCC, else /usr/local/cuda/bin/nvcc when present, else nvcc,
@@ -35,14 +37,6 @@ const char *targetName(Target target);
 /// messages and the cache hash.
 std::vector<std::string> compilerArgv(Target target = Target::Cpu);
 std::string compilerCommand(Target target = Target::Cpu);
-
-/// Compiles `source` into <cacheDir>/<hash>.so unless a usable library is
-/// there (it loads and names its target; anything else is rebuilt);
-/// returns its path, or "" with `error` holding the compiler's output tail.
-/// The library is written under a temporary name and renamed into place, so
-/// concurrent runs (sweeps) never load a half-written file.
-std::string buildLibrary(const std::string &source, std::string &error,
-                         Target target = Target::Cpu);
 
 /// One region's entry points (KernelAbi.h).
 struct RegionFns {
@@ -74,8 +68,13 @@ private:
   Target target_;
 };
 
-/// buildLibrary + Library::open.
-std::shared_ptr<Library> buildAndOpen(const std::string &source, std::string &error,
+/// Compiles `source` into <cacheDir>/<hash>.so unless a usable library is
+/// there (it loads, has this ABI and names `target`; anything else is
+/// rebuilt) and returns it opened, once; nullptr with `error` (the
+/// compiler's output tail, or the ABI or target problem) otherwise. The
+/// library is written under a temporary name and renamed into place, so
+/// concurrent runs (sweeps) never load a half-written file.
+std::shared_ptr<Library> buildLibrary(const std::string &source, std::string &error,
                                       Target target = Target::Cpu);
 
 } // namespace mixc::kernels

@@ -1,3 +1,4 @@
+//===- AR.cpp - Associative Recall data (protocol §1) -----------------------===//
 #include "runtime/tasks/AR.h"
 #include "runtime/tasks/TaskError.h"
 

@@ -1,3 +1,4 @@
+//===- ATR.cpp - Associative Treecall data (protocol §2) --------------------===//
 #include "runtime/tasks/ATR.h"
 #include "runtime/tasks/TaskError.h"
 

@@ -1,3 +1,4 @@
+//===- Dataset.cpp - token documents, role positions and the data cache -----===//
 #include "runtime/tasks/Dataset.h"
 
 #include <algorithm>

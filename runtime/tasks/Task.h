@@ -5,6 +5,7 @@
 #include "runtime/tasks/AR.h"
 #include "runtime/tasks/ATR.h"
 #include "runtime/tasks/TaskError.h"
+#include "support/Status.h"
 
 #include <string>
 
@@ -25,6 +26,10 @@ struct TaskConfig {
 /// The train and test sets (from `cacheDir` when it holds them). Throws
 /// TaskError when the config admits no document or a signal stops it.
 TaskData makeTask(const TaskConfig &config, const std::string &cacheDir);
+
+/// makeTask for callers that do not use exceptions: the data in `out`, or
+/// a failed (infeasible config) or interrupted (signal) status.
+support::Status loadTask(const TaskConfig &config, const std::string &cacheDir, TaskData &out);
 
 } // namespace mixc::tasks
 

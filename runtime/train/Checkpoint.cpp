@@ -1,3 +1,4 @@
+//===- Checkpoint.cpp - atomic checkpoints: weights, optimiser, run settings ---===//
 #include "runtime/train/Checkpoint.h"
 
 #include <torch/serialize.h>
@@ -142,9 +143,8 @@ std::string checkpointPath(const std::string &where) {
   return where;
 }
 
-bool restore(const std::string &where, const graph::Graph *override, Restored &out) {
+bool restore(const std::string &where, const graph::Graph *override, Restored &out, std::string &error) {
   out.path = checkpointPath(where);
-  std::string error;
   graph::Graph stored;
   bool ok = readCheckpointMeta(out.path, out.meta, error);
   if (ok && !parseConfig(out.meta.configText, out.path + ":config", ".", ".", out.config, error))
@@ -159,8 +159,6 @@ bool restore(const std::string &where, const graph::Graph *override, Restored &o
   }
   if (ok)
     ok = loadCheckpoint(out.path, *out.model, nullptr, out.meta, error);
-  if (!ok)
-    std::cerr << "error: " << error << "\n";
   return ok;
 }
 

@@ -47,8 +47,8 @@ struct Restored {
 
 /// Reads the checkpoint's config and graph (or runs `graph` instead, e.g.
 /// the stored one rewritten for interventions, whose tensors must all be in
-/// the checkpoint) and loads the weights. Prints the problem on failure.
-bool restore(const std::string &checkpointOrRun, const graph::Graph *graph, Restored &out);
+/// the checkpoint) and loads the weights. False, with `error`, on failure.
+bool restore(const std::string &checkpointOrRun, const graph::Graph *graph, Restored &out, std::string &error);
 
 } // namespace mixc::train
 

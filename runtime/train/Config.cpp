@@ -1,3 +1,4 @@
+//===- Config.cpp - training configs (TOML) and their validation ------------===//
 #include "runtime/train/Config.h"
 
 #include <toml++/toml.h>

@@ -1,7 +1,10 @@
+//===- Intervene.cpp - `mixc intervene`: patching and ablation, batched -----===//
 #include "runtime/train/Intervene.h"
+#include "support/Format.h"
 #include "runtime/core/Model.h"
 #include "runtime/tasks/Task.h"
 #include "runtime/train/Batches.h"
+#include "runtime/train/Bootstrap.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Config.h"
 #include "runtime/train/Report.h"
@@ -59,6 +62,30 @@ std::string fmt(double x) {
   return buf;
 }
 
+/// Bootstrap replicates for Attrib's interval: the 2.5th and 97.5th
+/// percentiles move by well under 0.01 between seeds at 1,000.
+constexpr int kBootstrapReplicates = 1000;
+constexpr double kMaxPerExampleValues = 4e6; // cells × documents in per-example.csv
+
+/// per-example.csv: each document's p(true answer) in the clean and the
+/// corrupted run and under each cell (column c<i> is attrib.csv's cell i),
+/// for per-example analyses of one's own.
+void writePerExample(const std::string &path, const std::vector<double> &clean, const std::vector<double> &corrupt,
+                     const std::vector<std::vector<double>> &patched) {
+  std::ostringstream csv;
+  csv << "doc,p_clean,p_corrupt";
+  for (size_t c = 0; c < patched.size(); ++c)
+    csv << ",c" << c;
+  csv << "\n";
+  for (size_t i = 0; i < clean.size(); ++i) {
+    csv << i << "," << fmt(clean[i]) << "," << fmt(corrupt[i]);
+    for (const std::vector<double> &cell : patched)
+      csv << "," << fmt(cell[i]);
+    csv << "\n";
+  }
+  writeFileAtomically(path, csv.str());
+}
+
 /// A layers × positions grid when the cells come from a two-variable sweep.
 void writeHeatmap(const std::string &path, const InterveneSpec &spec,
                   const std::vector<CellResult> &res, const std::string &title) {
@@ -93,7 +120,10 @@ void writeHeatmap(const std::string &path, const InterveneSpec &spec,
     double a = res[k].kept ? std::clamp(res[k].attrib, 0.0, 1.0) : 0;
     int shade = static_cast<int>(255 - 200 * a);
     s << "<rect x='" << x0 + cw * j << "' y='" << y0 + ch * i << "' width='" << cw
-      << "' height='" << ch << "' fill='rgb(" << shade << "," << shade << ",255)' stroke='#999'/>\n";
+      << "' height='" << ch << "' fill='rgb(" << shade << "," << shade << ",255)' stroke='#999'>";
+    if (res[k].interval.valid) // shown on hover
+      s << "<title>95% interval [" << fmt(res[k].interval.lo) << ", " << fmt(res[k].interval.hi) << "]</title>";
+    s << "</rect>\n";
     char buf[32];
     if (res[k].kept) // + 0.0 turns a printed "-0.00" into "0.00"
       std::snprintf(buf, sizeof buf, "%.2f", std::round(res[k].attrib * 100) / 100 + 0.0);
@@ -107,20 +137,17 @@ void writeHeatmap(const std::string &path, const InterveneSpec &spec,
 }
 } // namespace
 
-int intervene(const std::string &checkpoint, const graph::Graph &g, const InterveneSpec &spec,
-              const InterveneOptions &opts, std::vector<CellResult> &results) {
+support::Status intervene(const std::string &checkpoint, const graph::Graph &g, const InterveneSpec &spec,
+                          const InterveneOptions &opts, std::vector<CellResult> &results, std::ostream &out) {
   Restored restored;
-  if (!restore(checkpoint, &g, restored))
-    return 1;
+  std::string error;
+  if (!restore(checkpoint, &g, restored, error))
+    return support::Status::failed(error);
   const TrainConfig &config = restored.config;
   std::unique_ptr<rt::Model> &model = restored.model;
   tasks::TaskData data;
-  try {
-    data = tasks::makeTask(config.task, config.cacheDir);
-  } catch (const tasks::TaskError &e) {
-    std::cerr << (e.interrupted ? "" : "error: ") << e.what() << "\n";
-    return e.interrupted ? 130 : 1;
-  }
+  if (support::Status loaded = tasks::loadTask(config.task, config.cacheDir, data); !loaded.isOk())
+    return loaded;
   const tasks::Dataset &d = data.test;
   int64_t n = std::min<int64_t>(opts.size, d.size());
   std::vector<int32_t> corrupted = corruptTokens(d, n, spec.corrupt, opts.seed);
@@ -134,8 +161,9 @@ int intervene(const std::string &checkpoint, const graph::Graph &g, const Interv
   const int64_t chunk = std::max<int64_t>(1, 512 / (block + 2));
 
   auto start = std::chrono::steady_clock::now();
-  std::vector<double> sumPatched(C, 0);
-  double sumClean = 0, sumCorrupt = 0;
+  // Per document: the bootstrap interval and per-example.csv need them.
+  std::vector<double> docClean(n), docCorrupt(n);
+  std::vector<std::vector<double>> docPatched(C, std::vector<double>(n));
   torch::NoGradGuard noGrad;
   at::manual_seed(opts.seed); // noise ablations
   for (int64_t c0 = 0; c0 < std::max<int64_t>(C, 1); c0 += block) {
@@ -162,31 +190,41 @@ int intervene(const std::string &checkpoint, const graph::Graph &g, const Interv
       at::Tensor logits = model->forward(at::cat(blocks, 0), o).squeeze(1);     // [(cells+2)m, V]
       at::Tensor target = int64Slice(d.target, i, j).repeat({cells + 2});
       at::Tensor p = at::softmax(logits, -1).gather(1, target.unsqueeze(1)).view({cells + 2, m});
-      at::Tensor perBlock = p.to(at::kDouble).sum(1);
-      if (c0 == 0) { // the clean and corrupted runs: once, not per block
-        double s0 = perBlock[0].item<double>(), s1 = perBlock[1].item<double>();
-        sumClean += spec.swap ? s1 : s0;
-        sumCorrupt += spec.swap ? s0 : s1;
+      at::Tensor pd = p.to(at::kDouble).contiguous();
+      auto acc = pd.accessor<double, 2>(); // [cells + 2, m]
+      for (int64_t k = 0; k < m; ++k) {
+        if (c0 == 0) { // the clean and corrupted runs: once, not per block
+          docClean[i + k] = spec.swap ? acc[1][k] : acc[0][k];
+          docCorrupt[i + k] = spec.swap ? acc[0][k] : acc[1][k];
+        }
+        for (int64_t c = 0; c < cells; ++c)
+          docPatched[c0 + c][i + k] = acc[c + 2][k];
       }
-      for (int64_t c = 0; c < cells; ++c)
-        sumPatched[c0 + c] += perBlock[c + 2].item<double>();
     }
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
+  auto mean = [&](const std::vector<double> &v) {
+    double sum = 0;
+    for (double x : v)
+      sum += x;
+    return sum / static_cast<double>(n);
+  };
   results.assign(C, {});
-  double pO = sumClean / n, pC = sumCorrupt / n, denom = pO - pC;
+  double pO = mean(docClean), pC = mean(docCorrupt), denom = pO - pC;
+  std::vector<Interval> intervals = bootstrapAttrib(docClean, docCorrupt, docPatched, kBootstrapReplicates, opts.seed);
   for (int64_t c = 0; c < C; ++c) {
     CellResult &r = results[c];
-    r.pClean = pO, r.pCorrupt = pC, r.pPatched = sumPatched[c] / n;
+    r.pClean = pO, r.pCorrupt = pC, r.pPatched = mean(docPatched[c]);
     r.kept = denom > 0.01;
     r.attrib = r.kept ? (r.pPatched - pC) / denom : 0;
+    r.interval = r.kept ? intervals[c] : Interval{};
   }
 
-  fs::path out = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "interventions"
+  fs::path folder = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "interventions"
                                      : fs::path(opts.outDir);
   std::error_code ec;
-  fs::create_directories(out, ec);
+  fs::create_directories(folder, ec);
   std::ostringstream csv;
   csv << "cell,label";
   std::vector<std::string> coordNames;
@@ -195,33 +233,49 @@ int intervene(const std::string &checkpoint, const graph::Graph &g, const Interv
       coordNames.push_back(k);
   for (const std::string &k : coordNames)
     csv << "," << k;
-  csv << ",p_clean,p_corrupt,p_patched,attrib,kept\n";
+  csv << ",p_clean,p_corrupt,p_patched,attrib,kept,attrib_lo,attrib_hi\n";
   for (int64_t c = 0; c < C; ++c) {
     csv << c << ",\"" << spec.cells[c].label << "\"";
     for (size_t k = 0; k < coordNames.size(); ++k)
       csv << "," << (k < spec.cells[c].coords.size() ? spec.cells[c].coords[k].second : "");
     csv << "," << fmt(results[c].pClean) << "," << fmt(results[c].pCorrupt) << ","
-        << fmt(results[c].pPatched) << "," << fmt(results[c].attrib) << ","
-        << (results[c].kept ? 1 : 0) << "\n";
-  }
-  writeFileAtomically((out / "attrib.csv").string(), csv.str());
-  std::string title = g.model + ": Attrib, " + (spec.swap ? "swap" : "restore") + ", corrupt " + spec.corrupt;
-  writeHeatmap((out / "heatmap.svg").string(), spec, results, title);
-
-  std::printf("%s, %lld documents, corrupt %s, %s: p(y|clean) %.4f, p(y|corrupt) %.4f%s\n",
-              g.model.c_str(), (long long)n, spec.corrupt.c_str(),
-              spec.swap ? "swap (base = clean)" : "restore (base = corrupted)", pO, pC,
-              denom > 0.01 ? "" : "  [difference <= 0.01: Attrib not reported]");
-  std::printf("%-44s %10s %10s\n", "cell", "p_patched", "Attrib");
-  for (int64_t c = 0; c < C; ++c) {
-    if (results[c].kept)
-      std::printf("%-44s %10.4f %10.4f\n", spec.cells[c].label.c_str(), results[c].pPatched, results[c].attrib);
+        << fmt(results[c].pPatched) << "," << fmt(results[c].attrib) << "," << (results[c].kept ? 1 : 0) << ",";
+    if (results[c].interval.valid)
+      csv << fmt(results[c].interval.lo) << "," << fmt(results[c].interval.hi) << "\n";
     else
-      std::printf("%-44s %10.4f %10s\n", spec.cells[c].label.c_str(), results[c].pPatched, "n/a");
+      csv << ",\n"; // no interval: empty fields
   }
-  std::printf("%lld cells in %.2fs (one batched forward per %lld documents and %lld cells); wrote %s\n",
-              (long long)C, seconds, (long long)chunk, (long long)block, (out / "attrib.csv").string().c_str());
-  return 0;
+  writeFileAtomically((folder / "attrib.csv").string(), csv.str());
+  // Capped so that a 10,000-cell sweep does not write hundreds of megabytes.
+  const bool perExample = static_cast<double>(C) * static_cast<double>(n) <= kMaxPerExampleValues;
+  if (perExample)
+    writePerExample((folder / "per-example.csv").string(), docClean, docCorrupt, docPatched);
+  std::string title = g.model + ": Attrib, " + (spec.swap ? "swap" : "restore") + ", corrupt " + spec.corrupt;
+  writeHeatmap((folder / "heatmap.svg").string(), spec, results, title);
+
+  using support::format;
+  out << format("%s, %lld documents, corrupt %s, %s: p(y|clean) %.4f, p(y|corrupt) %.4f%s\n", g.model.c_str(),
+                (long long)n, spec.corrupt.c_str(), spec.swap ? "swap (base = clean)" : "restore (base = corrupted)",
+                pO, pC, denom > 0.01 ? "" : "  [difference <= 0.01: Attrib not reported]");
+  out << format("%-44s %10s %10s  %s\n", "cell", "p_patched", "Attrib", "95% interval");
+  for (int64_t c = 0; c < C; ++c) {
+    const CellResult &r = results[c];
+    // Rounded before printing, + 0.0: a tiny negative prints as 0.000, not -0.000.
+    auto shown = [](double x, double scale) { return std::round(x * scale) / scale + 0.0; };
+    std::string interval = r.interval.valid ? format("[%.3f, %.3f]", shown(r.interval.lo, 1e3), shown(r.interval.hi, 1e3)) : "";
+    if (r.kept)
+      out << format("%-44s %10.4f %10.4f  %s\n", spec.cells[c].label.c_str(), r.pPatched, shown(r.attrib, 1e4),
+                    interval.c_str());
+    else
+      out << format("%-44s %10.4f %10s\n", spec.cells[c].label.c_str(), r.pPatched, "n/a");
+  }
+  if (!perExample)
+    out << "per-example.csv not written: " << C << " cells x " << n << " documents is over "
+        << static_cast<int64_t>(kMaxPerExampleValues) << " values\n";
+  out << format("%lld cells in %.2fs (one batched forward per %lld documents and %lld cells); wrote %s\n",
+                (long long)C, seconds, (long long)chunk, (long long)block, (folder / "attrib.csv").string().c_str())
+      << std::flush;
+  return support::Status::ok();
 }
 
 } // namespace mixc::train

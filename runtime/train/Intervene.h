@@ -6,16 +6,21 @@
 // rewrite script the probability of the true answer when the intervened
 // nodes take the source run's values:
 //   Attrib = mean(p_patched − p_c) / (mean p_o − mean p_c),
-// a ratio of means, reported when the denominator exceeds 0.01.
+// a ratio of means, reported when the denominator exceeds 0.01, with its 95 %
+// bootstrap interval over documents (Bootstrap.h). Each document's
+// probabilities are written too (per-example.csv).
 // All cells run in one batched forward per chunk of documents.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MIXC_RUNTIME_TRAIN_INTERVENE_H
 #define MIXC_RUNTIME_TRAIN_INTERVENE_H
 
-#include "runtime/graph/Graph.h"
+#include "abi/Graph.h"
+#include "runtime/train/Bootstrap.h"
+#include "support/Status.h"
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +48,7 @@ struct InterveneOptions {
 struct CellResult {
   double pClean = 0, pCorrupt = 0, pPatched = 0, attrib = 0;
   bool kept = false; // denominator > 0.01
+  Interval interval; // Attrib's 95 % bootstrap interval over documents (Bootstrap.h)
 };
 
 /// The graph stored in a checkpoint (or run folder), as JSON.
@@ -50,11 +56,11 @@ bool checkpointGraph(const std::string &checkpointOrRun, std::string &graphJson,
                      std::string &checkpointPath, std::string &error);
 
 /// Runs `rewritten` (the checkpoint's graph with intervention nodes) with the
-/// checkpoint's weights; prints a table, writes attrib.csv and heatmap.svg.
-/// Fills `results` (one per cell) and returns the exit status.
-int intervene(const std::string &checkpoint, const graph::Graph &rewritten,
-              const InterveneSpec &spec, const InterveneOptions &options,
-              std::vector<CellResult> &results);
+/// checkpoint's weights; writes a table to `out`, and attrib.csv and
+/// heatmap.svg to the output folder. Fills `results` (one per cell).
+support::Status intervene(const std::string &checkpoint, const graph::Graph &rewritten,
+                          const InterveneSpec &spec, const InterveneOptions &options,
+                          std::vector<CellResult> &results, std::ostream &out);
 
 } // namespace mixc::train
 

@@ -1,3 +1,4 @@
+//===- Report.cpp - progress bar, metrics CSV and SVG curves of a run -------===//
 #include "runtime/train/Report.h"
 #include "support/AtomicWrite.h"
 
@@ -12,8 +13,8 @@
 
 namespace mixc::train {
 
-Progress::Progress(int64_t total, bool quiet)
-    : total_(std::max<int64_t>(total, 1)), quiet_(quiet), tty_(::isatty(2)) {}
+Progress::Progress(int64_t total, bool quiet, std::ostream &log)
+    : total_(std::max<int64_t>(total, 1)), quiet_(quiet), tty_(&log == &std::cerr && ::isatty(2)), log_(log) {}
 
 std::string formatDuration(double s) {
   if (!std::isfinite(s) || s < 0)
@@ -45,14 +46,14 @@ void Progress::update(int64_t step, double loss, double acc, double tps, double 
                 bar.c_str(), (long long)step, (long long)total_, loss, acc, tps,
                 formatDuration(eta).c_str());
   if (tty_)
-    std::cerr << "\r" << line << "\033[K" << std::flush;
+    log_ << "\r" << line << "\033[K" << std::flush;
   else
-    std::cerr << line << "\n";
+    log_ << line << "\n";
 }
 
 void Progress::finish() {
   if (!quiet_ && tty_)
-    std::cerr << "\n";
+    log_ << "\n";
 }
 
 void writeFileAtomically(const std::string &path, const std::string &text) {

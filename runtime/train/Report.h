@@ -3,6 +3,7 @@
 #define MIXC_RUNTIME_TRAIN_REPORT_H
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -15,17 +16,18 @@ struct MetricsRow {
   double tokensPerSec = 0, elapsed = 0;
 };
 
-/// A one-line progress bar on stderr: redrawn in place on a terminal, a
-/// line every ~5% otherwise (logs, CI).
+/// A one-line progress bar on `log`: redrawn in place when that is stderr
+/// on a terminal, a line every ~5% otherwise (logs, CI).
 class Progress {
 public:
-  Progress(int64_t total, bool quiet);
+  Progress(int64_t total, bool quiet, std::ostream &log);
   void update(int64_t step, double loss, double acc, double tokensPerSec, double etaSec);
   void finish();
 
 private:
   int64_t total_;
   bool quiet_, tty_;
+  std::ostream &log_;
   int64_t lastLogged_ = -1;
 };
 

@@ -20,6 +20,7 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 namespace mixc::train {
 namespace fs = std::filesystem;
@@ -108,22 +109,18 @@ EvalResult evaluateOn(const rt::Model &m, const tasks::Dataset &d, int64_t n, in
 
 /// The interpreter, or with a kernel library the generated back end; says
 /// which regions of the latter still run op by op, and why.
-std::unique_ptr<rt::Model> buildModel(const graph::Graph &g, const std::string &kernelLibrary) {
-  std::string error;
-  std::shared_ptr<const kernels::Library> library;
-  if (!kernelLibrary.empty() && !(library = kernels::Library::open(kernelLibrary, error))) {
-    std::cerr << "error: --backend=generated: " << error << "\n";
-    return nullptr;
-  }
+std::unique_ptr<rt::Model> buildModel(const graph::Graph &g,
+                                      const std::shared_ptr<const kernels::Library> &library, std::ostream &log,
+                                      std::string &error) {
   std::unique_ptr<rt::Model> m = rt::Model::create(g, error, library);
   if (!m) {
-    std::cerr << "error: cannot run the model: " << error << "\n";
+    error = "cannot run the model: " + error;
     return nullptr;
   }
   if (library)
     for (const auto &[region, why] : m->regionStatus())
       if (!why.empty())
-        std::cerr << "note: region " << region << " runs on LibTorch: " << why << "\n";
+        log << "note: region " << region << " runs on LibTorch: " << why << "\n";
   return m;
 }
 
@@ -146,7 +143,7 @@ bool bindTaskToModel(TrainConfig &c, std::string &error) {
   for (auto &[k, v] : c.modelConfig)
     if (k == "vocab") {
       if (v != vocab) {
-        error = "error: [model.config] vocab = " + v + ", but the task's vocabulary has " + vocab +
+        error = "[model.config] vocab = " + v + ", but the task's vocabulary has " + vocab +
                 " tokens; leave vocab out to have it set";
         return false;
       }
@@ -158,39 +155,36 @@ bool bindTaskToModel(TrainConfig &c, std::string &error) {
 
 namespace {
 /// A signal during setup (model, data) stops there: nothing is written yet.
-bool stoppedDuringSetup(const char *phase) {
-  if (!support::stopRequested())
-    return false;
-  std::cerr << "interrupted while " << phase << "; nothing was written\n";
-  return true;
+support::Status stoppedDuringSetup(const char *phase) {
+  return support::Status::interrupted(std::string("interrupted while ") + phase + "; nothing was written");
 }
 
 /// --resume continues only the run it was started as: a changed task or
 /// optimiser setting would silently train on something else. The keys
 /// that decide only when to evaluate, checkpoint or stop may change when
 /// --override names them.
-bool sameRunSettings(const CheckpointMeta &meta, const std::string &now, const RunOptions &opts,
-                     const std::string &ckptPath) {
+std::string changedRunSettings(const CheckpointMeta &meta, const std::string &now, const RunOptions &opts,
+                               const std::string &ckptPath) {
   if (meta.settings.empty())
-    return true; // written before settings were stored: nothing to compare
+    return ""; // written before settings were stored: nothing to compare
   std::vector<std::string> refused;
   for (const std::string &key : changedSettings(meta.settings, now))
     if (!opts.overrides.count(key) || !overridableOnResume(key))
       refused.push_back(key);
   if (refused.empty())
-    return true;
+    return "";
   std::string list;
   for (const std::string &k : refused)
     list += (list.empty() ? "" : ", ") + k + (overridableOnResume(k) ? " (--override " + k + " allows it)" : "");
-  std::cerr << "error: --resume: the config differs from the one " << ckptPath
-            << " was trained with in: " << list
-            << "; resume with the original settings, or start a new run in another folder\n";
-  return false;
+  return "--resume: the config differs from the one " + ckptPath + " was trained with in: " + list +
+         "; resume with the original settings, or start a new run in another folder";
 }
 
 } // namespace
 
-int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
+support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts,
+                      const support::Console &io) {
+  using support::Status;
   support::StopOnSignals signals; // from the start: a signal during setup still stops cleanly
   const std::string ckptPath = (fs::path(c.outDir) / "checkpoint.pt").string();
   const std::string csvPath = (fs::path(c.outDir) / "metrics.csv").string();
@@ -199,50 +193,43 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
   const std::string settings = runSettings(c);
   std::error_code ec;
   if (opts.resume && !fs::exists(ckptPath, ec)) { // and do not create the folder
-    std::cerr << "error: --resume: " << (fs::is_directory(c.outDir, ec) ? "" : "missing run folder: ")
-              << "no run to continue in " << c.outDir << " (checkpoint.pt is missing)\n";
-    return 1;
+    return Status::failed(std::string("--resume: ") +
+                          (fs::is_directory(c.outDir, ec) ? "" : "missing run folder: ") +
+                          "no run to continue in " + c.outDir + " (checkpoint.pt is missing)");
   }
   rt::setThreads(static_cast<int>(c.threads));
-  std::unique_ptr<rt::Model> model = buildModel(g, opts.kernelLibrary);
+  std::string error;
+  std::unique_ptr<rt::Model> model = buildModel(g, opts.kernels, io.log, error);
   if (!model)
-    return 1;
-  if (stoppedDuringSetup("building the model"))
-    return 130;
+    return Status::failed(error);
+  if (support::stopRequested())
+    return stoppedDuringSetup("building the model");
   const bool createdFolder = !fs::exists(c.outDir, ec);
   fs::create_directories(c.outDir, ec);
-  if (ec) {
-    std::cerr << "error: cannot create " << c.outDir << ": " << ec.message() << "\n";
-    return 1;
-  }
+  if (ec)
+    return Status::failed("cannot create " + c.outDir + ": " + ec.message());
   // One writer per run folder, for the whole run.
   std::string lockError;
   std::unique_ptr<support::FolderLock> lock = support::FolderLock::acquire(c.outDir, lockError);
-  if (!lock) {
-    std::cerr << "error: " << lockError << "\n";
-    return 1;
-  }
+  if (!lock)
+    return Status::failed(lockError);
 
   // Setup that ends early leaves no trace: a folder this run made holds
   // only its lock file until the data is ready.
-  auto abandon = [&](int code) {
+  auto abandon = [&](Status status) {
     lock.reset();
     if (createdFolder)
       fs::remove_all(c.outDir, ec);
-    return code;
+    return status;
   };
   auto loadStart = std::chrono::steady_clock::now();
   tasks::TaskData data;
-  try {
-    data = tasks::makeTask(c.task, c.cacheDir);
-  } catch (const tasks::TaskError &e) {
-    std::cerr << (e.interrupted ? "" : "error: ") << e.what() << "\n";
-    return abandon(e.interrupted ? 130 : 1);
-  }
+  if (Status loaded = tasks::loadTask(c.task, c.cacheDir, data); !loaded.isOk())
+    return abandon(loaded);
   const tasks::Dataset &trainSet = data.train, &testSet = data.test;
   double loadSec = std::chrono::duration<double>(std::chrono::steady_clock::now() - loadStart).count();
-  if (stoppedDuringSetup("generating the data"))
-    return abandon(130);
+  if (support::stopRequested())
+    return abandon(stoppedDuringSetup("generating the data"));
 
   model->initParameters(c.seed);
   torch::optim::AdamW optimizer = makeOptimizer(*model, c);
@@ -254,44 +241,36 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
   std::vector<MetricsRow> rows;
   if (opts.resume) {
     CheckpointMeta meta;
-    std::string error;
-    if (!readCheckpointMeta(ckptPath, meta, error)) {
-      std::cerr << "error: --resume: " << error << "\n";
-      return 1;
-    }
-    if (meta.graphJson != graphJson) {
-      std::cerr << "error: --resume: " << ckptPath << " was written for a different model\n";
-      return 1;
-    }
-    if (!sameRunSettings(meta, settings, opts, ckptPath))
-      return 1;
-    if (!loadCheckpoint(ckptPath, *model, &optimizer, meta, error)) {
-      std::cerr << "error: --resume: " << error << "\n";
-      return 1;
-    }
+    if (!readCheckpointMeta(ckptPath, meta, error))
+      return Status::failed("--resume: " + error);
+    if (meta.graphJson != graphJson)
+      return Status::failed("--resume: " + ckptPath + " was written for a different model");
+    if (std::string changed = changedRunSettings(meta, settings, opts, ckptPath); !changed.empty())
+      return Status::failed(changed);
+    if (!loadCheckpoint(ckptPath, *model, &optimizer, meta, error))
+      return Status::failed("--resume: " + error);
     step = meta.step;
     stoppedEarly = meta.stoppedEarly;
     for (const MetricsRow &r : readMetricsCsv(csvPath))
       if (r.step <= step)
         rows.push_back(r);
     if (stoppedEarly)
-      std::cerr << c.outDir << " is finished: it stopped early at step " << step << "/" << total
+      io.log << c.outDir << " is finished: it stopped early at step " << step << "/" << total
                 << " (train.early_stop_acc " << c.earlyStopAcc << ")\n";
     else
-      std::cerr << "resuming " << c.outDir << " at step " << step << "/" << total << "\n";
+      io.log << "resuming " << c.outDir << " at step " << step << "/" << total << "\n";
   } else if (fs::exists(ckptPath)) {
-    std::cerr << "error: " << c.outDir << " already holds a run (checkpoint.pt); pass --resume "
-              << "to continue it, or choose another [output] dir\n";
-    return 1;
+    return Status::failed(c.outDir + " already holds a run (checkpoint.pt); pass --resume "
+                          "to continue it, or choose another [output] dir");
   }
   writeFileAtomically((fs::path(c.outDir) / "config.toml").string(), c.text);
   writeFileAtomically((fs::path(c.outDir) / "graph.json").string(), graphJson);
 
-  std::cerr << "training " << g.model << " (" << graph::parameterCount(g) << " parameters) on "
+  io.log << "training " << g.model << " (" << graph::parameterCount(g) << " parameters) on "
             << c.task.title() << ": " << trainSet.size() << " documents of up to "
             << trainSet.seqLen << " tokens, vocabulary " << c.task.vocabSize() << " (data ready in "
             << formatDuration(loadSec) << "); " << total << " steps, " << at::get_num_threads()
-            << " threads, " << (opts.kernelLibrary.empty() ? "libtorch" : "generated") << " back end\n";
+            << " threads, " << (opts.kernels ? "generated" : "libtorch") << " back end\n";
 
   auto record = [&](double loss, double acc, double tps, double elapsed) {
     EvalResult e = evaluateOn(*model, testSet, c.evalSize, c.evalBatch);
@@ -307,7 +286,7 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
 
   // The step of the checkpoint on disk (-1: none yet), for the messages.
   int64_t lastCheckpoint = opts.resume ? step : -1;
-  Progress progress(total, opts.quiet);
+  Progress progress(total, opts.quiet, io.log);
   auto start = std::chrono::steady_clock::now();
   int64_t startStep = step, window = 0;
   double windowLoss = 0, windowAcc = 0, lastLoss = 0, lastAcc = 0;
@@ -316,8 +295,8 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
     if (support::stopRequested() || (opts.stopAfter > 0 && step == opts.stopAfter)) {
       progress.finish();
       saveCheckpoint(ckptPath, *model, &optimizer, {step, false, c.text, graphJson, settings});
-      std::cerr << "interrupted: checkpoint saved at step " << step << "; continue with --resume\n";
-      return 130;
+      return Status::interrupted("interrupted: checkpoint saved at step " + std::to_string(step) +
+                                 "; continue with --resume");
     }
     double lr = learningRate(c, step, total);
     for (auto &group : optimizer.param_groups())
@@ -330,12 +309,11 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
     double l = r.loss.item<double>();
     if (!std::isfinite(l)) {
       progress.finish();
-      std::cerr << "error: the loss became " << l << " at step " << step << " (learning rate "
-                << lr << " too high?); "
-                << (lastCheckpoint >= 0 ? "the last checkpoint (step " + std::to_string(lastCheckpoint) + ") is kept"
-                                        : std::string("no checkpoint was written yet"))
-                << "\n";
-      return 1;
+      std::ostringstream msg;
+      msg << "the loss became " << l << " at step " << step << " (learning rate " << lr << " too high?); "
+          << (lastCheckpoint >= 0 ? "the last checkpoint (step " + std::to_string(lastCheckpoint) + ") is kept"
+                                  : std::string("no checkpoint was written yet"));
+      return Status::failed(msg.str());
     }
     double a = (r.logits.argmax(-1) == r.target).to(at::kDouble).mean().item<double>();
     windowLoss += l, windowAcc += a, ++window;
@@ -358,13 +336,11 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
     }
   }
   progress.finish();
-  if (rows.empty()) {
-    std::cerr << "error: " << csvPath << " has no rows to resume from\n";
-    return 1;
-  }
+  if (rows.empty())
+    return Status::failed(csvPath + " has no rows to resume from");
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const MetricsRow &last = rows.back();
-  const char *backend = opts.kernelLibrary.empty() ? "libtorch" : "generated";
+  const char *backend = opts.kernels ? "generated" : "libtorch";
   char summary[512];
   std::snprintf(summary, sizeof summary,
                 "# written by mixc train when the run finished\n"
@@ -373,30 +349,27 @@ int train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts) {
                 (long long)step, (long long)total, stoppedEarly ? "true" : "false", last.evalAcc,
                 last.evalProb, backend);
   writeFileAtomically((fs::path(c.outDir) / "result.toml").string(), summary);
-  std::printf("%s: eval accuracy %.4f (mean p(answer) %.4f) on %lld test documents after %lld steps"
-              "%s (%s, %.0f tokens/s)\n",
-              g.model.c_str(), last.evalAcc, last.evalProb, (long long)std::min(c.evalSize, c.task.testSize()),
-              (long long)step, stoppedEarly ? " (stopped early)" : "", formatDuration(elapsed).c_str(),
-              last.tokensPerSec);
-  std::printf("run folder: %s (metrics.csv, curves.svg, checkpoint.pt)\n", c.outDir.c_str());
-  return 0;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%s: eval accuracy %.4f (mean p(answer) %.4f) on %lld test documents after %lld steps"
+                "%s (%s, %.0f tokens/s)\n",
+                g.model.c_str(), last.evalAcc, last.evalProb, (long long)std::min(c.evalSize, c.task.testSize()),
+                (long long)step, stoppedEarly ? " (stopped early)" : "", formatDuration(elapsed).c_str(),
+                last.tokensPerSec);
+  io.out << line << "run folder: " << c.outDir << " (metrics.csv, curves.svg, checkpoint.pt)\n" << std::flush;
+  return Status::ok();
 }
 
-bool timeSteps(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts,
-               int64_t steps, StepTiming &out, std::string &error) {
+support::Status timeSteps(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts, int64_t steps,
+                          StepTiming &out, std::ostream &log) {
   rt::setThreads(static_cast<int>(c.threads));
-  std::unique_ptr<rt::Model> model = buildModel(g, opts.kernelLibrary);
-  if (!model) {
-    error = "cannot run the model (see above)";
-    return false;
-  }
-  tasks::TaskData data;
-  try {
-    data = tasks::makeTask(c.task, c.cacheDir); // cached for the real run
-  } catch (const tasks::TaskError &e) {
-    error = e.what();
-    return false;
-  }
+  std::string error;
+  std::unique_ptr<rt::Model> model = buildModel(g, opts.kernels, log, error);
+  if (!model)
+    return support::Status::failed(error);
+  tasks::TaskData data; // cached for the real run
+  if (support::Status loaded = tasks::loadTask(c.task, c.cacheDir, data); !loaded.isOk())
+    return loaded;
   const tasks::Dataset &trainSet = data.train;
   model->initParameters(c.seed);
   torch::optim::AdamW optimizer = makeOptimizer(*model, c);
@@ -412,21 +385,18 @@ bool timeSteps(const TrainConfig &c, const graph::Graph &g, const RunOptions &op
   out.stepSec = std::chrono::duration<double>(mid - start).count() / static_cast<double>(steps);
   int64_t evals = 2 + out.totalSteps / c.evalEvery; // step 0, every eval_every, the end
   out.evalSec = static_cast<double>(evals) * std::chrono::duration<double>(end - mid).count();
-  return true;
+  return support::Status::ok();
 }
 
-int evaluate(const std::string &where, int64_t evalSize, std::ostream &out) {
+support::Status evaluate(const std::string &where, int64_t evalSize, std::ostream &out) {
   Restored r;
-  if (!restore(where, nullptr, r))
-    return 1;
+  std::string error;
+  if (!restore(where, nullptr, r, error))
+    return support::Status::failed(error);
   const TrainConfig &c = r.config;
   tasks::TaskData data;
-  try {
-    data = tasks::makeTask(c.task, c.cacheDir);
-  } catch (const tasks::TaskError &e) {
-    std::cerr << (e.interrupted ? "" : "error: ") << e.what() << "\n";
-    return 1;
-  }
+  if (support::Status loaded = tasks::loadTask(c.task, c.cacheDir, data); !loaded.isOk())
+    return loaded;
   int64_t n = evalSize > 0 ? std::min<int64_t>(evalSize, data.test.size()) : c.evalSize;
   EvalResult e = evaluateOn(*r.model, data.test, n, c.evalBatch);
   char buf[320];
@@ -436,7 +406,7 @@ int evaluate(const std::string &where, int64_t evalSize, std::ostream &out) {
                 r.model->graph().model.c_str(), (long long)r.meta.step, e.accuracy, e.probability,
                 (long long)n, (unsigned long long)weightsDigest(*r.model));
   out << buf;
-  return 0;
+  return support::Status::ok();
 }
 
 } // namespace mixc::train

@@ -7,9 +7,12 @@
 #ifndef MIXC_RUNTIME_TRAIN_TRAINER_H
 #define MIXC_RUNTIME_TRAIN_TRAINER_H
 
-#include "runtime/graph/Graph.h"
+#include "abi/Graph.h"
+#include "runtime/kernels/KernelBuild.h"
 #include "runtime/train/Config.h"
+#include "support/Status.h"
 
+#include <memory>
 #include <ostream>
 #include <set>
 #include <string>
@@ -20,7 +23,7 @@ struct RunOptions {
   bool resume = false; // continue from <outDir>/checkpoint.pt
   bool quiet = false;  // no progress bar
   int64_t stopAfter = 0; // act as if interrupted after this many steps (tests)
-  std::string kernelLibrary; // --backend=generated: the built kernels (runtime/kernels)
+  std::shared_ptr<const kernels::Library> kernels; // --backend=generated: the built kernels, opened
   std::set<std::string> overrides; // --override: settings --resume may change (overridableOnResume)
 };
 
@@ -29,9 +32,10 @@ struct RunOptions {
 bool bindTaskToModel(TrainConfig &config, std::string &error);
 
 /// Trains, evaluating and checkpointing on the way; writes the run folder
-/// (config.toml, graph.json, checkpoint.pt, metrics.csv, curves.svg).
-/// Returns the process exit status.
-int train(const TrainConfig &config, const graph::Graph &graph, const RunOptions &options);
+/// (config.toml, graph.json, checkpoint.pt, metrics.csv, curves.svg). The
+/// final accuracy goes to `io.out`, progress and notes to `io.log`.
+support::Status train(const TrainConfig &config, const graph::Graph &graph, const RunOptions &options,
+                      const support::Console &io);
 
 /// What one cell of a sweep costs, from a few timed steps on the task's
 /// own data: the run's step count, seconds per training step (forward,
@@ -42,14 +46,14 @@ struct StepTiming {
 };
 
 /// Times `steps` training steps (after one warm-up step) and one evaluation;
-/// writes nothing to the run folder. False (and `error`) if the model or the
-/// kernels cannot be set up.
-bool timeSteps(const TrainConfig &config, const graph::Graph &graph, const RunOptions &options,
-               int64_t steps, StepTiming &out, std::string &error);
+/// writes nothing to the run folder. Fails if the model, the kernels or the
+/// data cannot be set up.
+support::Status timeSteps(const TrainConfig &config, const graph::Graph &graph, const RunOptions &options,
+                          int64_t steps, StepTiming &out, std::ostream &log);
 
 /// Accuracy of a checkpoint (or run folder) on the first `evalSize` test
-/// documents (0: as configured). Returns the exit status.
-int evaluate(const std::string &checkpointOrRun, int64_t evalSize, std::ostream &out);
+/// documents (0: as configured), written to `out`.
+support::Status evaluate(const std::string &checkpointOrRun, int64_t evalSize, std::ostream &out);
 
 } // namespace mixc::train
 

@@ -1,5 +1,5 @@
 // libFuzzer target: the runtime-graph loader (JSON + validation).
-#include "runtime/graph/Graph.h"
+#include "abi/Graph.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mixc::graph::Graph g;

@@ -1,5 +1,5 @@
 // Runtime graph: JSON round trip and validation of malformed files.
-#include "runtime/graph/Graph.h"
+#include "abi/Graph.h"
 
 #include <gtest/gtest.h>
 
@@ -72,10 +72,12 @@ TEST(Graph, RejectsOtherVersionsAndGarbage) {
   Graph g;
   std::string error;
   std::string text = toJson(tiny());
-  std::string v2 = text;
-  v2.replace(v2.find("\"version\": 1"), 12, "\"version\": 2");
-  EXPECT_FALSE(fromJson(v2, g, error));
-  EXPECT_NE(error.find("version 2 is not supported"), std::string::npos) << error;
+  const std::string now = "\"version\": " + std::to_string(kFormatVersion);
+  const std::string next = std::to_string(kFormatVersion + 1);
+  std::string other = text;
+  other.replace(other.find(now), now.size(), "\"version\": " + next);
+  EXPECT_FALSE(fromJson(other, g, error));
+  EXPECT_NE(error.find("version " + next + " is not supported"), std::string::npos) << error;
   EXPECT_FALSE(fromJson(text.substr(0, text.size() / 2), g, error));
   EXPECT_NE(error.find("malformed graph file"), std::string::npos) << error;
   EXPECT_FALSE(fromJson("{\"format\": \"other\"}", g, error));

@@ -19,7 +19,7 @@
 #include "dsl/Rewrite.h"
 #include "experiments/ExperimentReport.h"
 #include "experiments/Sweep.h"
-#include "runtime/graph/Graph.h"
+#include "abi/Graph.h"
 #include "runtime/kernels/KernelBuild.h"
 #include "runtime/train/Config.h"
 #include "runtime/train/Intervene.h"
@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <limits>
+#include <map>
 #include <set>
 #include <cstdio>
 #include <chrono>
@@ -112,9 +113,58 @@ struct Options {
   bool dryRun = false, retryFailed = false;
 };
 
+/// The one place a library Status becomes a message and an exit code:
+/// "error: " before a failure's message (unless it is a located diagnostic,
+/// "file:line:col: error: ..."), an interruption's message as it is.
+int report(const mixc::support::Status &status) {
+  std::cout << std::flush;
+  if (!status.isOk() && !status.message().empty()) {
+    const std::string &m = status.message();
+    const size_t located = m.find(": error: ");
+    const bool prefixed = status.wasInterrupted() || (located != std::string::npos && located < m.find('\n'));
+    std::cerr << (prefixed ? "" : "error: ") << m << "\n";
+  }
+  return status.exitCode();
+}
+
 int usage(const std::string &problem) {
   std::cerr << "mixc: " << problem << "\n" << kUsage;
   return 2;
+}
+
+/// The options each command reads: any other is refused, never silently
+/// ignored (`mixc train x.toml --scale small` would otherwise run at full
+/// scale). Commands not listed are reported by main.
+const std::map<std::string, std::set<std::string>> &optionsOf() {
+  static const std::map<std::string, std::set<std::string>> table = {
+      {"compile", {"--config", "--model", "-I", "--emit", "-o", "--rewrite", "--backend", "--device"}},
+      {"params", {"--config", "--model", "-I"}},
+      {"names", {"--config", "--model", "-I", "-o", "--rewrite"}},
+      {"train", {"--config", "-I", "--rewrite", "--resume", "--override", "--quiet", "--out", "--backend",
+                 "--device", "--max-steps", "--stop-after", "--time-steps"}},
+      {"intervene", {"--out", "--size"}},
+      {"sweep", {"--scale", "--out", "--jobs", "--backend", "--dry-run", "--retry-failed"}},
+      {"report", {"-o", "--title"}},
+      {"eval", {"--size"}},
+  };
+  return table;
+}
+
+/// "" when `command` takes the option `arg` (or does not exist), else why not.
+std::string refuseOption(const std::string &command, const std::string &arg) {
+  auto it = optionsOf().find(command);
+  if (it == optionsOf().end() || arg.size() < 2 || arg[0] != '-')
+    return "";
+  std::string flag = arg.rfind("--", 0) == 0 ? arg.substr(0, arg.find('=')) : arg == "-c" ? "--config" : arg;
+  bool known = false;
+  for (const auto &[cmd, flags] : optionsOf())
+    known |= flags.count(flag) > 0;
+  if (!known || it->second.count(flag))
+    return ""; // unknown options are reported by the parser
+  std::string list;
+  for (const std::string &f : it->second)
+    list += (list.empty() ? "" : ", ") + f;
+  return "mixc " + command + " does not take " + flag + " (its options: " + list + ")";
 }
 
 bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
@@ -125,6 +175,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
   o.command = argv[1];
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
+    if (problem = refuseOption(o.command, a); !problem.empty())
+      return false;
     auto value = [&](const std::string &flag) -> std::string {
       if (a.size() > flag.size() && a.compare(0, flag.size() + 1, flag + "=") == 0)
         return a.substr(flag.size() + 1);
@@ -277,36 +329,33 @@ bool compileFile(const Options &o, const std::string &file, mix::CompileResult &
 }
 
 /// --backend=generated (or auto): the model's generated kernels as a shared
-/// library in the cache (built unless already there); "" after printing the
-/// error (for auto: a note that the LibTorch back end runs instead).
-std::string kernelLibrary(const Options &o, const mix::CompileResult &result) {
+/// library from the cache (built unless already there), opened once; null
+/// after printing the error (for auto: a note that the LibTorch back end
+/// runs instead).
+std::shared_ptr<const mixc::kernels::Library> kernelLibrary(const Options &o, const mix::CompileResult &result) {
   if (o.backend != "generated" && o.backend != "auto")
-    return "";
+    return nullptr;
   auto start = std::chrono::steady_clock::now();
   std::string error;
   const bool cuda = o.device == "cuda";
-  std::string path = mixc::kernels::buildLibrary(
+  std::shared_ptr<const mixc::kernels::Library> library = mixc::kernels::buildLibrary(
       cuda ? result.cudaKernels : result.cpuKernels, error,
       cuda ? mixc::kernels::Target::Cuda : mixc::kernels::Target::Cpu);
-  // Success only for a library that loads and passes the ABI and target
-  // checks the run will make.
-  if (!path.empty() && !mixc::kernels::Library::open(path, error))
-    path.clear();
-  if (path.empty()) {
+  if (!library) {
     if (o.backend == "auto")
       std::cerr << "note: --backend=auto: the generated kernels did not build, so the LibTorch "
                    "back end runs instead: " << error << "\n";
     else
       std::cerr << "error: --backend=generated: " << error << "\n";
-    return "";
+    return nullptr;
   }
   size_t kernels = 0;
   for (const auto &r : result.graph.regions)
-    kernels += !r.kernel.empty();
+    kernels += !r.target(cuda ? mixc::graph::kTargetCuda : mixc::graph::kTargetCpu).kernel.empty();
   double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr, "kernels: %zu of %zu fused regions generated for %s, %s (%.1f s)\n",
-               kernels, result.graph.regions.size(), cuda ? "CUDA" : "the CPU", path.c_str(), sec);
-  return path;
+               kernels, result.graph.regions.size(), cuda ? "CUDA" : "the CPU", library->path().c_str(), sec);
+  return library;
 }
 
 int cmdCompile(const Options &o) {
@@ -324,7 +373,7 @@ int cmdCompile(const Options &o) {
   mix::Stage stage = o.emit == "mlir-import" ? mix::Stage::Import : mix::Stage::Lowered;
   if (!compileFile(o, o.files[0], result, stage))
     return 1;
-  if (o.backend == "generated" && kernelLibrary(o, result).empty())
+  if (o.backend == "generated" && !kernelLibrary(o, result))
     return 1;
   return emit(o, o.emit == "graph" ? mixc::graph::toJson(result.graph)
                  : o.emit == "cpp" ? result.cpuKernels
@@ -396,8 +445,12 @@ int cmdTrain(const Options &o) {
     else
       it->second = entry.value;
   }
-  if (!parsed || !mixc::train::bindTaskToModel(config, error)) {
+  if (!parsed) {
     std::cerr << error << "\n";
+    return 1;
+  }
+  if (!mixc::train::bindTaskToModel(config, error)) {
+    std::cerr << "error: " << error << "\n";
     return 1;
   }
   if (!o.outDir.empty())
@@ -413,20 +466,19 @@ int cmdTrain(const Options &o) {
   if (!compileFile(compile, config.modelFile, result))
     return 1;
   mixc::train::RunOptions run{o.resume, o.quiet, o.stopAfter, kernelLibrary(o, result), o.overrides};
-  if (o.backend == "generated" && run.kernelLibrary.empty())
+  if (o.backend == "generated" && !run.kernels)
     return 1;
   if (o.timeSteps > 0) {
     mixc::train::StepTiming t;
-    if (!mixc::train::timeSteps(config, result.graph, run, o.timeSteps, t, error)) {
-      std::cerr << "error: " << error << "\n";
-      return 1;
-    }
+    if (mixc::support::Status st = mixc::train::timeSteps(config, result.graph, run, o.timeSteps, t, std::cerr);
+        !st.isOk())
+      return report(st);
     std::printf("timing: total_steps=%lld step_s=%.6g eval_s=%.6g backend=%s\n",
                 (long long)t.totalSteps, t.stepSec, t.evalSec,
-                run.kernelLibrary.empty() ? "libtorch" : "generated");
+                run.kernels ? "generated" : "libtorch");
     return 0;
   }
-  return mixc::train::train(config, result.graph, run);
+  return report(mixc::train::train(config, result.graph, run, {std::cout, std::cerr}));
 }
 
 int cmdIntervene(const Options &o) {
@@ -456,7 +508,7 @@ int cmdIntervene(const Options &o) {
   if (o.size > 0)
     opts.size = o.size;
   std::vector<mixc::train::CellResult> results;
-  return mixc::train::intervene(checkpoint, rewritten.graph, spec, opts, results);
+  return report(mixc::train::intervene(checkpoint, rewritten.graph, spec, opts, results, std::cout));
 }
 
 int cmdSweep(const Options &o) {
@@ -473,20 +525,20 @@ int cmdSweep(const Options &o) {
   std::error_code ec;
   s.self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   s.projectRoot = MIXC_SOURCE_ROOT;
-  return mixc::experiments::runSweep(s);
+  return report(mixc::experiments::runSweep(s, {std::cout, std::cerr}));
 }
 
 int cmdReport(const Options &o) {
   if (o.files.empty())
     return usage("report takes one or more sweep folders");
-  return mixc::experiments::writeReport(o.files, o.output.empty() ? "report.md" : o.output,
-                                        o.title.empty() ? "mixc experiment report" : o.title);
+  return report(mixc::experiments::writeReport(o.files, o.output.empty() ? "report.md" : o.output,
+                                               o.title.empty() ? "mixc experiment report" : o.title, std::cout));
 }
 
 int cmdEval(const Options &o) {
   if (o.files.size() != 1)
     return usage("eval takes one run folder or checkpoint");
-  return mixc::train::evaluate(o.files[0], o.size, std::cout);
+  return report(mixc::train::evaluate(o.files[0], o.size, std::cout));
 }
 } // namespace
 

@@ -11,7 +11,7 @@
 #include "dsl/Diagnostics.h"
 #include "dsl/Program.h"
 #include "dsl/Rewrite.h"
-#include "runtime/graph/Graph.h"
+#include "abi/Graph.h"
 
 #include <ostream>
 #include <string>

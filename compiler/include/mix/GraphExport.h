@@ -2,7 +2,7 @@
 #ifndef MIX_GRAPHEXPORT_H
 #define MIX_GRAPHEXPORT_H
 
-#include "runtime/graph/Graph.h"
+#include "abi/Graph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 

@@ -2,7 +2,7 @@
 #ifndef MIX_GRAPHIMPORT_H
 #define MIX_GRAPHIMPORT_H
 
-#include "runtime/graph/Graph.h"
+#include "abi/Graph.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"

@@ -2,6 +2,7 @@
 #ifndef MIX_MIXOPS_H
 #define MIX_MIXOPS_H
 
+#include "llvm/ADT/StringRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
@@ -12,6 +13,7 @@
 #include "mix/MixDialect.h"
 #include "mix/ShapeRule.h"
 #include "mix/ShapeInferenceOpInterfaces.h.inc"
+#include "mix/ElementCodeOpInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "mix/MixOps.h.inc"

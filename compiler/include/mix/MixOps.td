@@ -11,6 +11,7 @@
 
 include "mix/MixDialect.td"
 include "mix/ShapeInferenceInterface.td"
+include "mix/ElementCodeInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/CallInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -38,12 +39,13 @@ def Mix_GeneratedAnchor : NativeOpTrait<"GeneratedAnchor"> { let cppNamespace = 
 class Mix_ShapedOp<string mnemonic, list<Trait> traits = []> :
     Mix_Op<mnemonic, !listconcat(traits,
         [Pure, HasShapeRule, ShapeInferenceOpInterface])> {
-  let extraClassDeclaration = [{
+  code shapeRuleDecl = [{
     /// Result types from ranked operand types; emits an error and fails when
     /// the operands break this op's shape rules.
     ::mlir::LogicalResult shapeRule(
         ::llvm::SmallVectorImpl<::mlir::Type> &resultTypes);
   }];
+  let extraClassDeclaration = shapeRuleDecl;
 }
 
 //===----------------------------------------------------------------------===//
@@ -113,17 +115,32 @@ def Mix_LinearOp : Mix_ShapedOp<"linear"> {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-class Mix_BinaryOp<string mnemonic, string formula> : Mix_ShapedOp<mnemonic, [Mix_PerElement]> {
+// A per-element op with its formula in C++ (ElementCodeInterface.td):
+// `fwd` in $0/$1, `grads` one expression per operand in a, b, y, g.
+class Mix_ElementCode<string fwd, list<string> grads> {
+  code elementCode = [{
+    static ::llvm::StringRef cppForward() { return "}] # fwd # [{"; }
+    static ::llvm::StringRef cppGradient(unsigned i) {
+      static const char *const grads[] = {"}] # !interleave(grads, "\", \"") # [{"};
+      return i < std::size(grads) ? grads[i] : "";
+    }
+  }];
+}
+
+class Mix_BinaryOp<string mnemonic, string formula, string fwd, string ga, string gb>
+    : Mix_ShapedOp<mnemonic, [Mix_PerElement, ElementCodeOpInterface]>,
+      Mix_ElementCode<fwd, [ga, gb]> {
   let summary = "elementwise " # formula # " with trailing-dimension broadcasting";
   let arguments = (ins StrAttr:$name, F32Tensor:$lhs, F32Tensor:$rhs);
   let results = (outs F32Tensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = shapeRuleDecl # elementCode;
 }
 
-def Mix_AddOp : Mix_BinaryOp<"add", "a + b"> { let hasCanonicalizer = 1; }
-def Mix_SubOp : Mix_BinaryOp<"sub", "a - b">;
-def Mix_MulOp : Mix_BinaryOp<"mul", "a * b"> { let hasCanonicalizer = 1; }
-def Mix_DivOp : Mix_BinaryOp<"div", "a / b">;
+def Mix_AddOp : Mix_BinaryOp<"add", "a + b", "$0 + $1", "g", "g"> { let hasCanonicalizer = 1; }
+def Mix_SubOp : Mix_BinaryOp<"sub", "a - b", "$0 - $1", "g", "-g">;
+def Mix_MulOp : Mix_BinaryOp<"mul", "a * b", "$0 * $1", "g * b", "g * a"> { let hasCanonicalizer = 1; }
+def Mix_DivOp : Mix_BinaryOp<"div", "a / b", "$0 / $1", "g / b", "-g * a / (b * b)">;
 
 class Mix_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
     : Mix_ShapedOp<mnemonic, traits> {
@@ -133,15 +150,23 @@ class Mix_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
   let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
 }
 
-def Mix_NegOp : Mix_UnaryOp<"neg", "-x", [Mix_PerElement]>;
-def Mix_AbsOp : Mix_UnaryOp<"abs", "|x|", [Mix_PerElement]>;
-def Mix_ExpOp : Mix_UnaryOp<"exp", "exp(x)", [Mix_PerElement]>;
-def Mix_SinOp : Mix_UnaryOp<"sin", "sin(x)", [Mix_PerElement]>;
-def Mix_SiluOp : Mix_UnaryOp<"silu", "x * sigmoid(x)", [Mix_PerElement]>;
-def Mix_GeluOp : Mix_UnaryOp<"gelu", "exact (erf) GELU", [Mix_PerElement]>;
-def Mix_ReluOp : Mix_UnaryOp<"relu", "max(x, 0)", [Mix_PerElement]>;
-def Mix_SoftplusOp : Mix_UnaryOp<"softplus", "log(1 + exp(x))", [Mix_PerElement]>;
-def Mix_SigmoidOp : Mix_UnaryOp<"sigmoid", "1 / (1 + exp(-x))", [Mix_PerElement]>;
+class Mix_ElementOp<string mnemonic, string formula, string fwd, string grad>
+    : Mix_UnaryOp<mnemonic, formula, [Mix_PerElement, ElementCodeOpInterface]>,
+      Mix_ElementCode<fwd, [grad]> {
+  let extraClassDeclaration = shapeRuleDecl # elementCode;
+}
+
+def Mix_NegOp : Mix_ElementOp<"neg", "-x", "-($0)", "-g">;
+def Mix_AbsOp : Mix_ElementOp<"abs", "|x|", "std::fabs($0)", "g * (a > 0.f ? 1.f : (a < 0.f ? -1.f : 0.f))">;
+def Mix_ExpOp : Mix_ElementOp<"exp", "exp(x)", "mixk::fexp($0)", "g * y">;
+def Mix_SinOp : Mix_ElementOp<"sin", "sin(x)", "std::sin($0)", "g * std::cos(a)">;
+def Mix_SiluOp : Mix_ElementOp<"silu", "x * sigmoid(x)", "($0) * mixk::sigmoid($0)",
+                               "g * mixk::sigmoid(a) * (1.f + a * (1.f - mixk::sigmoid(a)))">;
+def Mix_GeluOp : Mix_ElementOp<"gelu", "exact (erf) GELU", "mixk::gelu($0)", "g * mixk::geluGrad(a)">;
+def Mix_ReluOp : Mix_ElementOp<"relu", "max(x, 0)", "std::max($0, 0.f)", "(a > 0.f ? g : 0.f)">;
+def Mix_SoftplusOp : Mix_ElementOp<"softplus", "log(1 + exp(x))", "mixk::softplus($0)",
+                                   "g * (a > 20.f ? 1.f : mixk::sigmoid(a))">;
+def Mix_SigmoidOp : Mix_ElementOp<"sigmoid", "1 / (1 + exp(-x))", "mixk::sigmoid($0)", "g * y * (1.f - y)">;
 
 def Mix_TapOp : Mix_UnaryOp<"tap", "identity that names a value"> {
   let description = [{

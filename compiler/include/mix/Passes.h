@@ -14,6 +14,9 @@ std::unique_ptr<mlir::Pass> createInlinePass();
 std::unique_ptr<mlir::Pass> createShapeInferencePass();
 std::unique_ptr<mlir::Pass> createCheckNamesPass();
 std::unique_ptr<mlir::Pass> createFusePass();
+/// The kernel back ends as passes that print (compiler/lib/CodeGen).
+std::unique_ptr<mlir::Pass> createMixToCppPass();
+std::unique_ptr<mlir::Pass> createMixToCuPass();
 
 /// With a parsed script (whose locations index `paths`), as the driver uses it.
 std::unique_ptr<mlir::Pass> createApplyRewritesPass();

@@ -116,4 +116,39 @@ def MixFuse : Pass<"mix-fuse", "mlir::func::FuncOp"> {
   let dependentDialects = ["mix::MixDialect"];
 }
 
+def MixToCpp : Pass<"mix-to-cpp", "mlir::ModuleOp"> {
+  let summary = "Print the CPU kernels (C++) of the module's fused regions to stdout";
+  let description = [{
+    Runs the CPU kernel back end (compiler/lib/CodeGen) on the module's
+    `mix.fused` regions (all functions, in order, numbered across them), as `mixc compile --emit=cpp` does on a whole model,
+    and writes the translation unit to stdout; the IR is left unchanged.
+    Lit tests feed it hand-written regions to pin the plan (each input's
+    role, the phases) and the reasons a region is left to the interpreter.
+
+    Before:
+    ```mlir
+    %f = mix.fused "conv" kind "long_conv"(%x, %h) ({
+    ^bb0(%a: tensor<?x?x4xf32>, %k: tensor<?x4xf32>):
+      %y = mix.long_conv %a, %k {name = "conv"} : ...
+      mix.yield %y : tensor<?x?x4xf32>
+    }) : ...
+    ```
+    After (stdout):
+    ```c++
+    // region "conv" (kind long_conv), rows = a->dims[0] * a->dims[1], inputs: row, filter
+    extern "C" void mixk_0_forward(const mixk_args *a) { ... mixk::longConvForward(...); }
+    ```
+  }];
+  let constructor = "mix::createMixToCppPass()";
+}
+
+def MixToCu : Pass<"mix-to-cu", "mlir::ModuleOp"> {
+  let summary = "Print the CUDA kernels of the module's fused regions to stdout";
+  let description = [{
+    As `-mix-to-cpp`, for the CUDA back end (`mixc compile --emit=cu`): the
+    same plan, printed as device kernels and host entry points.
+  }];
+  let constructor = "mix::createMixToCuPass()";
+}
+
 #endif // MIX_PASSES

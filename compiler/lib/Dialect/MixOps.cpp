@@ -13,6 +13,7 @@ using namespace mlir;
 using namespace mix;
 
 #include "mix/ShapeInferenceOpInterfaces.cpp.inc"
+#include "mix/ElementCodeOpInterfaces.cpp.inc"
 
 namespace {
 constexpr int64_t kDyn = ShapedType::kDynamic;

@@ -53,16 +53,20 @@ struct Diagnostics {
 };
 
 /// Runs the kernel back ends over the exported model and records, per
-/// region, its CPU kernel (or why it has none) in the graph.
+/// region, its input roles and each target's kernel (or why it has none).
 void runBackEnds(func::FuncOp model, mix::CompileResult &result) {
-  mix::CpuKernels kernels = mix::emitKernels(model, mix::KernelTarget::Cpu);
-  result.cpuKernels = std::move(kernels.source);
-  result.cudaKernels = mix::emitKernels(model, mix::KernelTarget::Cuda).source;
+  mix::RegionKernels cpu = mix::emitKernels(model, mix::KernelTarget::Cpu);
+  mix::RegionKernels cuda = mix::emitKernels(model, mix::KernelTarget::Cuda);
+  result.cpuKernels = std::move(cpu.source);
+  result.cudaKernels = std::move(cuda.source);
   for (mixc::graph::Region &r : result.graph.regions) {
-    const mix::RegionKernel &k = kernels.regions[r.name];
-    r.kernel = k.symbol;
-    r.rowRank = k.rowRank;
-    r.skipped = k.skipped;
+    const mix::RegionKernel &c = cpu.regions[r.name], &g = cuda.regions[r.name];
+    r.rowRank = c.rowRank;
+    r.inputRoles.clear();
+    for (mix::InputRole role : c.inputRoles)
+      r.inputRoles.push_back(mix::roleName(role));
+    r.targets[mixc::graph::kTargetCpu] = {c.symbol, c.skipped};
+    r.targets[mixc::graph::kTargetCuda] = {g.symbol, g.skipped};
   }
 }
 

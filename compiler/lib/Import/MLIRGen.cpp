@@ -88,8 +88,14 @@ private:
       // Parameters and constants know their shapes; everything else is
       // left for shape inference.
       bool known = n.op == "param" || n.op == "constant";
-      for (const dsl::TensorType &t : n.results)
+      SmallVector<Attribute> frontEnd;
+      for (const dsl::TensorType &t : n.results) {
         state.addTypes(known ? ranked(t) : unranked(t.dtype));
+        frontEnd.push_back(TypeAttr::get(ranked(t)));
+      }
+      // The front end's shapes, for shape inference to check its own against.
+      if (!known && n.op != "call" && !frontEnd.empty())
+        state.addAttribute(mix::kFrontEndTypesAttr, builder_.getArrayAttr(frontEnd));
       ops.push_back(builder_.create(state));
     }
     SmallVector<Value> results;

@@ -2,13 +2,15 @@
 //
 // Toy-style (chapter 4) worklist: an op is ready when all its operands are
 // ranked; it then applies its shape rule. Function results take the inferred
-// types of what they return.
+// types of what they return. Where the importer attached the DSL front end's
+// own result types, they must agree with the rule's (checkFrontEndTypes).
 //
 //===----------------------------------------------------------------------===//
 #include "mix/MixOps.h"
 #include "mix/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/TypeUtilities.h"
 
 namespace mix {
 #define GEN_PASS_DEF_MIXSHAPEINFERENCE
@@ -22,6 +24,28 @@ namespace {
 bool returnsUnranked(Operation *op) {
   return llvm::any_of(op->getResultTypes(),
                       [](Type t) { return !t.isa<RankedTensorType>(); });
+}
+
+/// The DSL front end computed the op's result types with its own rules
+/// (dsl/Builtins.cpp); the op's shape rule must give the same. A mismatch is
+/// a bug in one of the two rules, reported at the op's source location.
+LogicalResult checkFrontEndTypes(Operation *op) {
+  auto expected = op->getAttrOfType<ArrayAttr>(kFrontEndTypesAttr);
+  if (!expected)
+    return success();
+  op->removeAttr(kFrontEndTypesAttr);
+  if (expected.size() != op->getNumResults())
+    return op->emitOpError() << "the front end gave " << expected.size() << " result types for "
+                             << op->getNumResults() << " results";
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(op->getResultTypes(), expected))) {
+    auto [actual, attr] = pair;
+    auto want = attr.dyn_cast<TypeAttr>();
+    if (!want || failed(verifyCompatibleShape(actual, want.getValue())))
+      return op->emitOpError() << "result #" << i << ": the DSL front end computed "
+                               << (want ? want.getValue() : Type()) << " but the op's shape rule gives " << actual
+                               << " (the two shape rules disagree: a compiler bug)";
+  }
+  return success();
 }
 
 struct ShapeInferencePass : mix::impl::MixShapeInferenceBase<ShapeInferencePass> {
@@ -39,7 +63,7 @@ struct ShapeInferencePass : mix::impl::MixShapeInferenceBase<ShapeInferencePass>
         }
         return WalkResult::advance();
       }
-      if (failed(shaped.inferShapes()))
+      if (failed(shaped.inferShapes()) || failed(checkFrontEndTypes(op)))
         return WalkResult::interrupt();
       return WalkResult::advance();
     });

@@ -5,7 +5,12 @@
                                       (columns computed at different batch positions
                                       agree up to rounding, never bit for bit)
   attrib.py FILE same-as OTHER LABEL  the cell's p_patched in FILE equals OTHER's only cell
+  attrib.py FILE interval             every kept cell has attrib_lo <= attrib <= attrib_hi, and
+                                      some cell's interval has a width (documents differ)
+  attrib.py FILE per-example          per-example.csv beside FILE gives back p_clean,
+                                      p_corrupt, p_patched and attrib as means over documents
 """
+import os
 import csv
 import sys
 
@@ -37,6 +42,30 @@ def main():
         b = float(rows(sys.argv[3])[0]["p_patched"])
         if abs(a - b) > 1e-5:
             sys.exit(f"batched p_patched {a} but alone {b}")
+    elif what == "interval":
+        widths = []
+        for r in rows(path):
+            if r["kept"] != "1":
+                continue
+            lo, a, hi = float(r["attrib_lo"]), float(r["attrib"]), float(r["attrib_hi"])
+            if not lo - 1e-6 <= a <= hi + 1e-6:
+                sys.exit(f"{r['label']}: Attrib {a} outside its interval [{lo}, {hi}]")
+            widths.append(hi - lo)
+        if not widths or max(widths) <= 0:
+            sys.exit(f"no kept cell has an interval of positive width: {widths}")
+    elif what == "per-example":
+        docs = rows(os.path.join(os.path.dirname(path), "per-example.csv"))
+        n = len(docs)
+        mean = lambda col: sum(float(d[col]) for d in docs) / n
+        po, pc = mean("p_clean"), mean("p_corrupt")
+        for r in rows(path):
+            pp = mean("c" + r["cell"])
+            want = {"p_clean": po, "p_corrupt": pc, "p_patched": pp}
+            if r["kept"] == "1":
+                want["attrib"] = (pp - pc) / (po - pc)
+            for col, v in want.items():
+                if abs(float(r[col]) - v) > 1e-5:
+                    sys.exit(f"{r['label']}: {col} is {r[col]}, per-example.csv gives {v}")
     else:
         sys.exit(f"unknown check {what}")
 

@@ -1,0 +1,44 @@
+//===- OpBodies.h - per-element and per-row ops as C++ on small arrays -----===//
+//
+// The loop bodies of the ops that run inside a region's phases, the same
+// text for CPU and CUDA (both compile it as plain C++ on float arrays).
+// Per-element ops take their formula from ODS (ElementCodeInterface.td);
+// the per-row ops (norms, Based's feature map) are written here, one
+// function each.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MIX_CODEGEN_OPBODIES_H
+#define MIX_CODEGEN_OPBODIES_H
+
+#include "RegionPlan.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <functional>
+#include <string>
+
+namespace mix::codegen {
+
+/// Where the code being written reads a value and adds its gradient.
+struct ValueNames {
+  std::function<std::string(mlir::Value)> val, grad;
+};
+
+/// `v` as a C++ float literal ("0.5f", "1.0f").
+std::string floatLiteral(double v);
+
+/// An op's eps: as set, else its ODS default (MixOps.td, the one home).
+double epsOf(mlir::Operation &op);
+
+/// The statements computing `op`'s result (a per-element or per-row op)
+/// from its operands, each line indented by `ind`.
+void printForward(RegionPlan &plan, mlir::Operation &op, llvm::raw_ostream &os, ValueNames &names,
+                  const std::string &ind);
+
+/// The statements adding `op`'s operand gradients from its result's.
+void printBackward(RegionPlan &plan, mlir::Operation &op, llvm::raw_ostream &os, ValueNames &names,
+                   const std::string &ind);
+
+} // namespace mix::codegen
+
+#endif
