@@ -23,6 +23,16 @@ std::string RwPosition::str() const {
   return role + (offset > 0 ? "+" : "") + std::to_string(offset);
 }
 
+NodeActions nodeActions(const std::vector<std::vector<int64_t>> &results, const std::vector<int64_t> *firstInput) {
+  NodeActions a;
+  if (results.size() != 1)
+    return a;
+  const std::vector<int64_t> &r = results[0];
+  a.intervene = r.size() >= 2 && r[0] < 0 && r[1] < 0;
+  a.remove = firstInput && *firstInput == r;
+  return a;
+}
+
 bool matchesPattern(const std::string &p, const std::string &n) {
   // Iterative glob with backtracking over the last `*`.
   size_t i = 0, j = 0, star = std::string::npos, mark = 0;

@@ -68,6 +68,17 @@ bool loadRewrite(const std::string &path, SourceManager &sm, RwScript &script, s
 /// characters other than `.`.
 bool matchesPattern(const std::string &pattern, const std::string &name);
 
+/// What a script can do to a node, from its shapes (a negative dim is known
+/// only at run time: B, T). The rewrite pass enforces it and `mixc names`
+/// prints it, so the two never disagree.
+///   intervene  patch, zero, mean, noise, add: the node's one result is a
+///              [B, T, ...] value, so positions exist
+///   remove     the node has an input of its result's shape to stand in for it
+struct NodeActions {
+  bool intervene = false, remove = false;
+};
+NodeActions nodeActions(const std::vector<std::vector<int64_t>> &results, const std::vector<int64_t> *firstInput);
+
 } // namespace mixc::dsl
 
 #endif

@@ -235,12 +235,30 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
   }
   md << "\n";
 
-  std::vector<double> accs;
-  for (const std::string &g : groups)
-    accs.push_back(number(best[g], "eval_acc", 0));
+  // The paper's figure where the grid has it: accuracy against the second
+  // axis (the width), one line per value of the first (the architecture),
+  // each point marked with its learning rate; else bars per run.
   std::string accPlot = s.name + "-accuracy.svg";
-  writeFileAtomically((outDir / "plots" / accPlot).string(),
-            barChart(s.title + ": test accuracy (best lr)", groups, {"accuracy"}, {accs}));
+  const std::string accTitle = s.title + ": test accuracy" + (hasLr ? " (best lr)" : "");
+  if (groupAxes.size() == 2 && colsK.size() >= 2) {
+    std::vector<std::vector<double>> values(rowsK.size(), std::vector<double>(colsK.size(), NAN));
+    std::vector<std::vector<std::string>> notes(rowsK.size(), std::vector<std::string>(colsK.size()));
+    for (size_t i = 0; i < rowsK.size(); ++i)
+      for (size_t j = 0; j < colsK.size(); ++j)
+        if (auto it = cellOf.find({rowsK[i], colsK[j]}); it != cellOf.end()) {
+          values[i][j] = number(best[it->second], "eval_acc");
+          if (hasLr)
+            notes[i][j] = "lr " + get(best[it->second], "train.lr");
+        }
+    writeFileAtomically((outDir / "plots" / accPlot).string(),
+                        lineChart(accTitle, shortAxis(groupAxes[1]), "test accuracy", colsK, rowsK, values, notes));
+  } else {
+    std::vector<double> accs;
+    for (const std::string &g : groups)
+      accs.push_back(number(best[g], "eval_acc", 0));
+    writeFileAtomically((outDir / "plots" / accPlot).string(),
+                        barChart(accTitle, groups, {"accuracy"}, {accs}, "test accuracy"));
+  }
   md << "![accuracy](plots/" << accPlot << ")\n\n";
 
   // Interventions of each group's best run.
@@ -306,7 +324,7 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
     if (!layer.empty() && bars[0].size() == groups.size()) {
       std::string base = s.name + "-" + sc;
       writeFileAtomically((outDir / "plots" / (base + "-attrib.svg")).string(),
-                barChart(s.title + ": Attrib at layer " + layer + " block input", groups, series, bars));
+                barChart(s.title + ": Attrib at layer " + layer + " block input", groups, series, bars, "Attrib"));
       writeFileAtomically((outDir / "plots" / (base + "-value-vs-query.svg")).string(),
                 scatterPlot(s.title + ": Attrib@Value vs Attrib@Query (layer " + layer + ")",
                             "Attrib@Value", "Attrib@Query", scatterVQ));

@@ -23,9 +23,9 @@ std::string num(double x) {
   return b;
 }
 
-/// The frame: title, y grid 0..1 in steps of 0.25.
+/// The frame: title, y grid 0..1 in steps of 0.25, and the y axis title.
 void frame(std::ostringstream &s, int width, int height, int x0, int y0, int plotH,
-           const std::string &title) {
+           const std::string &title, const std::string &yLabel = "") {
   s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height
     << "' font-family='sans-serif' font-size='11'>\n<rect width='100%' height='100%' fill='white'/>\n"
     << "<text x='10' y='18' font-size='13'>" << escape(title) << "</text>\n";
@@ -35,18 +35,34 @@ void frame(std::ostringstream &s, int width, int height, int x0, int y0, int plo
       << "' stroke='#ddd'/>\n<text x='" << x0 - 5 << "' y='" << y + 4 << "' text-anchor='end'>"
       << num(k / 4.0) << "</text>\n";
   }
+  if (!yLabel.empty())
+    s << "<text transform='translate(12," << y0 + plotH / 2 << ") rotate(-90)' text-anchor='middle'>"
+      << escape(yLabel) << "</text>\n";
+}
+
+/// A legend row of coloured swatches under the plot, three to a line.
+void legend(std::ostringstream &s, const std::vector<std::string> &series, int y, bool lines) {
+  for (size_t k = 0; k < series.size(); ++k) {
+    int lx = 10 + static_cast<int>(k % 3) * 150, ly = y + 16 * static_cast<int>(k / 3);
+    if (lines)
+      s << "<line x1='" << lx << "' x2='" << lx + 12 << "' y1='" << ly - 4 << "' y2='" << ly - 4
+        << "' stroke='" << kColours[k % 7] << "' stroke-width='2.5'/>";
+    else
+      s << "<rect x='" << lx << "' y='" << ly - 9 << "' width='10' height='10' fill='" << kColours[k % 7] << "'/>";
+    s << "<text x='" << lx + 16 << "' y='" << ly << "'>" << escape(series[k]) << "</text>\n";
+  }
 }
 } // namespace
 
 std::string barChart(const std::string &title, const std::vector<std::string> &categories,
                      const std::vector<std::string> &series,
-                     const std::vector<std::vector<double>> &values) {
-  const int barW = 14, gap = 18, x0 = 45, y0 = 40, plotH = 180;
+                     const std::vector<std::vector<double>> &values, const std::string &yLabel) {
+  const int barW = 14, gap = 18, x0 = 55, y0 = 40, plotH = 180;
   const int groupW = static_cast<int>(series.size()) * barW + gap;
-  const int width = std::max(360, x0 + groupW * static_cast<int>(categories.size()) + 20);
+  const int width = std::max(360, x0 + groupW * static_cast<int>(categories.size()) + 70); // room for the last tilted label
   const int height = y0 + plotH + 110 + 16 * static_cast<int>((series.size() + 2) / 3);
   std::ostringstream s;
-  frame(s, width, height, x0, y0, plotH, title);
+  frame(s, width, height, x0, y0, plotH, title, yLabel);
   for (size_t c = 0; c < categories.size(); ++c) {
     int gx = x0 + 8 + static_cast<int>(c) * groupW;
     for (size_t k = 0; k < series.size(); ++k) {
@@ -66,11 +82,88 @@ std::string barChart(const std::string &title, const std::vector<std::string> &c
     s << "<text transform='translate(" << cx << "," << y0 + plotH + 12
       << ") rotate(35)' font-size='10'>" << escape(categories[c]) << "</text>\n";
   }
+  legend(s, series, y0 + plotH + 95, false);
+  s << "</svg>\n";
+  return s.str();
+}
+
+std::string lineChart(const std::string &title, const std::string &xLabel, const std::string &yLabel,
+                      const std::vector<std::string> &xs, const std::vector<std::string> &series,
+                      const std::vector<std::vector<double>> &values,
+                      const std::vector<std::vector<std::string>> &notes) {
+  // Each distinct note (e.g. "lr 0.003") gets a marker shape, listed in the
+  // legend: visible in a printed plot, where hover titles are not.
+  std::vector<std::string> kinds;
+  for (const auto &row : notes)
+    for (const std::string &n : row)
+      if (!n.empty() && std::find(kinds.begin(), kinds.end(), n) == kinds.end())
+        kinds.push_back(n);
+  std::sort(kinds.begin(), kinds.end());
+  const int x0 = 55, y0 = 40, plotH = 220;
+  const int gaps = static_cast<int>(std::max<size_t>(xs.size(), 2) - 1);
+  const int step = std::max(90, 320 / gaps), plotW = step * gaps + 40;
+  const int width = std::max(480, x0 + plotW + 30);
+  const int legendRows = static_cast<int>((series.size() + 2) / 3) + (kinds.empty() ? 0 : 1);
+  const int height = y0 + plotH + 55 + 16 * legendRows;
+  std::ostringstream s;
+  frame(s, width, height, x0, y0, plotH, title, yLabel);
+  auto X = [&](size_t i) { return x0 + 20 + step * static_cast<int>(i); };
+  auto Y = [&](double v) { return y0 + plotH - plotH * std::clamp(v, 0.0, 1.0); };
+  auto marker = [&](double x, double y, const std::string &note, const char *colour) {
+    size_t kind = std::find(kinds.begin(), kinds.end(), note) - kinds.begin();
+    std::ostringstream m;
+    if (note.empty() || kind % 4 == 0)
+      m << "<circle cx='" << x << "' cy='" << y << "' r='4'";
+    else if (kind % 4 == 1)
+      m << "<rect x='" << x - 4 << "' y='" << y - 4 << "' width='8' height='8'";
+    else if (kind % 4 == 2)
+      m << "<path d='M" << x << "," << y - 5 << " L" << x + 5 << "," << y + 4 << " L" << x - 5 << "," << y + 4 << " Z'";
+    else
+      m << "<path d='M" << x << "," << y - 5 << " L" << x + 5 << "," << y << " L" << x << "," << y + 5 << " L" << x - 5
+        << "," << y << " Z'";
+    m << " fill='" << colour << "'";
+    return m.str();
+  };
+  for (size_t i = 0; i < xs.size(); ++i)
+    s << "<line x1='" << X(i) << "' x2='" << X(i) << "' y1='" << y0 + plotH << "' y2='" << y0 + plotH + 4
+      << "' stroke='#999'/><text x='" << X(i) << "' y='" << y0 + plotH + 16 << "' text-anchor='middle'>"
+      << escape(xs[i]) << "</text>\n";
+  s << "<text x='" << X(0) + (X(xs.size() - 1) - X(0)) / 2 << "' y='" << y0 + plotH + 32
+    << "' text-anchor='middle'>" << escape(xLabel) << "</text>\n";
   for (size_t k = 0; k < series.size(); ++k) {
-    int lx = 10 + static_cast<int>(k % 3) * 150, ly = y0 + plotH + 95 + 16 * static_cast<int>(k / 3);
-    s << "<rect x='" << lx << "' y='" << ly - 9 << "' width='10' height='10' fill='"
-      << kColours[k % 7] << "'/><text x='" << lx + 14 << "' y='" << ly << "'>" << escape(series[k])
-      << "</text>\n";
+    const char *colour = kColours[k % 7];
+    std::string path; // a NaN breaks the line: the next point moves the pen
+    bool down = false;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      double v = values[k][i];
+      if (std::isnan(v)) {
+        down = false;
+        continue;
+      }
+      path += std::string(path.empty() ? "" : " ") + (down ? "L" : "M") + std::to_string(X(i)) + "," +
+              std::to_string(Y(v));
+      down = true;
+    }
+    s << "<path d='" << path << "' fill='none' stroke='" << colour << "' stroke-width='2'/>\n";
+    for (size_t i = 0; i < xs.size(); ++i) {
+      double v = values[k][i];
+      if (std::isnan(v))
+        continue;
+      const std::string &note = i < notes[k].size() ? notes[k][i] : "";
+      s << marker(X(i), Y(v), note, colour) << "><title>" << escape(series[k]) << ", " << escape(xs[i]) << ": "
+        << num(v) << (note.empty() ? "" : " (" + escape(note) + ")") << "</title></" 
+        << (note.empty() || (std::find(kinds.begin(), kinds.end(), note) - kinds.begin()) % 4 == 0 ? "circle"
+            : (std::find(kinds.begin(), kinds.end(), note) - kinds.begin()) % 4 == 1           ? "rect"
+                                                                                                 : "path")
+        << ">\n";
+    }
+  }
+  const int legendY = y0 + plotH + 52;
+  legend(s, series, legendY, true);
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    double lx = 16 + 110.0 * k, ly = legendY + 16 * static_cast<int>((series.size() + 2) / 3);
+    s << marker(lx, ly - 4, kinds[k], "#555") << "/><text x='" << lx + 10 << "' y='" << ly << "'>"
+      << escape(kinds[k]) << "</text>\n";
   }
   s << "</svg>\n";
   return s.str();
@@ -88,13 +181,33 @@ std::string scatterPlot(const std::string &title, const std::string &xLabel,
     << "' stroke='#999'/>\n<text x='" << x0 + plot / 2 << "' y='" << height - 8
     << "' text-anchor='middle'>" << escape(xLabel) << "</text>\n<text transform='translate(12,"
     << y0 + plot / 2 << ") rotate(-90)' text-anchor='middle'>" << escape(yLabel) << "</text>\n";
+  // Points at the same place (within 0.02) share one marker and list their
+  // labels one under another, instead of printing them over each other.
+  std::vector<std::vector<size_t>> groups;
   for (size_t i = 0; i < points.size(); ++i) {
-    const Point &p = points[i];
+    auto near = [&](size_t j) {
+      return std::abs(points[j].x - points[i].x) < 0.02 && std::abs(points[j].y - points[i].y) < 0.02;
+    };
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const std::vector<size_t> &g) { return near(g[0]); });
+    if (it == groups.end())
+      groups.push_back({i});
+    else
+      it->push_back(i);
+  }
+  for (const std::vector<size_t> &g : groups) {
+    const Point &p = points[g[0]];
     double x = x0 + plot * std::clamp(p.x, 0.0, 1.0), y = y0 + plot - plot * std::clamp(p.y, 0.0, 1.0);
-    s << "<circle cx='" << x << "' cy='" << y << "' r='5' fill='" << kColours[i % 7]
-      << "' fill-opacity='0.8'><title>" << escape(p.label) << ": (" << num(p.x) << ", " << num(p.y)
-      << ")</title></circle>\n<text x='" << x + 7 << "' y='" << y - 5 + 11 * static_cast<int>(i % 2)
-      << "' font-size='9'>" << escape(p.label) << "</text>\n";
+    std::string names;
+    for (size_t i : g)
+      names += (names.empty() ? "" : "; ") + points[i].label;
+    s << "<circle cx='" << x << "' cy='" << y << "' r='5' fill='" << kColours[g[0] % 7]
+      << "' fill-opacity='0.8'><title>" << escape(names) << ": (" << num(p.x) << ", " << num(p.y)
+      << ")</title></circle>\n";
+    // Labels run downwards from the point, or upwards near the bottom edge.
+    const double dir = y > y0 + plot - 11.0 * g.size() ? -1 : 1;
+    for (size_t k = 0; k < g.size(); ++k)
+      s << "<text x='" << x + 7 << "' y='" << y + 3 + dir * 11.0 * k << "' font-size='9'>"
+        << escape(points[g[k]].label) << "</text>\n";
   }
   s << "</svg>\n";
   return s.str();

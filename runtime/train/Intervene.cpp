@@ -102,7 +102,7 @@ void writeHeatmap(const std::string &path, const InterveneSpec &spec,
     return;
   const int cw = 125, ch = 40, x0 = 120, y0 = 60;
   std::ostringstream s;
-  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << x0 + cw * cols.size() + 40
+  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << x0 + cw * cols.size() + 110
     << "' height='" << y0 + ch * rows.size() + 50 << "' font-family='sans-serif'>\n"
     << "<rect width='100%' height='100%' fill='white'/>\n"
     << "<text x='10' y='22' font-size='14'>" << title << "</text>\n";
@@ -132,6 +132,14 @@ void writeHeatmap(const std::string &path, const InterveneSpec &spec,
     s << "<text x='" << x0 + cw * j + cw / 2 << "' y='" << y0 + ch * i + ch / 2 + 4
       << "' font-size='12' text-anchor='middle'>" << buf << "</text>\n";
   }
+  // The colour scale: Attrib 0 (white) to 1 (blue), as the cells are shaded.
+  const int sx = x0 + cw * static_cast<int>(cols.size()) + 30, sh = std::max(ch * static_cast<int>(rows.size()), 80);
+  s << "<defs><linearGradient id='attrib' x1='0' y1='1' x2='0' y2='0'><stop offset='0' stop-color='rgb(255,255,255)'/>"
+    << "<stop offset='1' stop-color='rgb(55,55,255)'/></linearGradient></defs>\n"
+    << "<rect x='" << sx << "' y='" << y0 << "' width='14' height='" << sh << "' fill='url(#attrib)' stroke='#999'/>\n";
+  for (int k = 0; k <= 4; ++k)
+    s << "<text x='" << sx + 18 << "' y='" << y0 + sh - sh * k / 4 + 4 << "' font-size='10'>" << k * 0.25 << "</text>\n";
+  s << "<text x='" << sx << "' y='" << y0 - 8 << "' font-size='11'>Attrib</text>\n";
   s << "</svg>\n";
   writeFileAtomically(path, s.str());
 }

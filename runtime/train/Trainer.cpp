@@ -11,6 +11,7 @@
 #include "runtime/train/Batches.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Report.h"
+#include "runtime/train/Weights.h"
 #include "support/FileLock.h"
 #include "support/Stop.h"
 
@@ -232,6 +233,14 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
     return abandon(stoppedDuringSetup("generating the data"));
 
   model->initParameters(c.seed);
+  if (!opts.initFrom.empty()) {
+    if (opts.resume)
+      return abandon(Status::failed("--init-from starts a run from given weights and --resume continues one: "
+                                    "not both"));
+    if (Status loaded = loadWeights(*model, opts.initFrom); !loaded.isOk())
+      return abandon(Status::failed("--init-from " + loaded.message()));
+    io.log << "initialised from " << opts.initFrom << "\n";
+  }
   torch::optim::AdamW optimizer = makeOptimizer(*model, c);
   const StepCount count = stepCount(c, trainSet);
   const int64_t stepsPerEpoch = count.perEpoch, total = count.total;

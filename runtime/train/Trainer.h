@@ -25,6 +25,7 @@ struct RunOptions {
   int64_t stopAfter = 0; // act as if interrupted after this many steps (tests)
   std::shared_ptr<const kernels::Library> kernels; // --backend=generated: the built kernels, opened
   std::set<std::string> overrides; // --override: settings --resume may change (overridableOnResume)
+  std::string initFrom; // --init-from: start from these weights (runtime/train/Weights.h), not the init rules
 };
 
 /// Sets the model's `vocab` parameter to the task's vocabulary size (an

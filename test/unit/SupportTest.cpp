@@ -4,6 +4,8 @@
 #include "support/Process.h"
 #include "support/Suggest.h"
 #include "support/TextFile.h"
+#include "support/Format.h"
+#include "support/Ticks.h"
 
 #include <gtest/gtest.h>
 
@@ -137,4 +139,30 @@ TEST(Suggest, NearestNamesAndDidYouMean) {
   EXPECT_EQ(didYouMean("mamba", {"mamba_lm", "based_lm"}), " (did you mean 'mamba_lm'?)");
   EXPECT_EQ(didYouMean("dd", {"d", "vocab"}), " (did you mean 'd'?)");
   EXPECT_EQ(didYouMean("completely_else", {"d", "vocab"}), "");
+}
+
+TEST(Ticks, NiceSpacingsCoverTheRange) {
+  using mixc::support::niceTicks;
+  EXPECT_EQ(niceTicks(0, 1, 4), (std::vector<double>{0, 0.25, 0.5, 0.75, 1}));
+  EXPECT_EQ(niceTicks(0, 50016, 5), (std::vector<double>{0, 20000, 40000, 60000}));
+  std::vector<double> t = niceTicks(-0.3, 2.1, 5); // spacing 0.5
+  ASSERT_GE(t.size(), 2u);
+  EXPECT_LE(t.front(), -0.3);
+  EXPECT_GE(t.back(), 2.1);
+  EXPECT_DOUBLE_EQ(t[1] - t[0], 0.5);
+  EXPECT_EQ(niceTicks(3, 3, 5).size(), 6u); // an empty range still gets an axis
+}
+
+TEST(Ticks, LabelsHaveTheDecimalsTheSpacingNeeds) {
+  using mixc::support::tickLabel;
+  EXPECT_EQ(tickLabel(0.25, 0.25), "0.25");
+  EXPECT_EQ(tickLabel(0.5, 0.25), "0.50");
+  EXPECT_EQ(tickLabel(3, 1), "3");
+  EXPECT_EQ(tickLabel(20000, 20000), "20k");
+  EXPECT_EQ(tickLabel(-0.0, 0.5), "0.0");
+}
+
+TEST(Format, PrintfIntoAString) {
+  EXPECT_EQ(mixc::support::format("%-5s|%6.2f|%lld", "ab", 3.14159, 42LL), "ab   |  3.14|42");
+  EXPECT_EQ(mixc::support::format("%s", std::string(500, 'x').c_str()).size(), 500u);
 }

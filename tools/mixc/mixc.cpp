@@ -24,6 +24,7 @@
 #include "runtime/train/Config.h"
 #include "runtime/train/Intervene.h"
 #include "runtime/train/Trainer.h"
+#include "runtime/train/Weights.h"
 #include "support/AtomicWrite.h"
 #include "support/TextFile.h"
 
@@ -51,6 +52,8 @@ commands:
   names FILE.mix     print every node name of the compiled model
   train [CONFIG]     train a model on a task (TOML config; none: the built-in default run)
   eval RUN|CKPT      accuracy of a trained checkpoint on the test set
+  export RUN|CKPT    the weights under their node names, with the run's config and
+                     graph, as safetensors (-o FILE; default RUN/weights.safetensors)
   intervene RUN|CKPT SCRIPT.rw
                      run an intervention script (patching, ablations, removals):
                      Attrib per cell as a table, attrib.csv and heatmap.svg
@@ -71,6 +74,9 @@ options:
   --quiet            train: no progress bar
   --out DIR          train: override [output] dir
   --max-steps N      train: override [train] max_steps (a quick look at a config)
+  --init-from FILE   train: start from the weights in FILE (mixc export's
+                     safetensors; every tensor of the model, same names and shapes)
+  --format F         export: safetensors (the only format)
   --size N           eval/intervene: number of test documents (default: as trained / 320)
   --rewrite FILE     compile: apply an intervention script (see --emit=mlir)
   --backend B        compile/train: libtorch (default: one LibTorch op per node),
@@ -109,6 +115,8 @@ struct Options {
   std::string backend; // empty: libtorch, or auto for sweep
   std::string device = "cpu";
   std::string scale, title;
+  std::string initFrom;             // train --init-from
+  std::string format = "safetensors"; // export --format
   int64_t jobs = 0;
   bool dryRun = false, retryFailed = false;
 };
@@ -141,11 +149,12 @@ const std::map<std::string, std::set<std::string>> &optionsOf() {
       {"params", {"--config", "--model", "-I"}},
       {"names", {"--config", "--model", "-I", "-o", "--rewrite"}},
       {"train", {"--config", "-I", "--rewrite", "--resume", "--override", "--quiet", "--out", "--backend",
-                 "--device", "--max-steps", "--stop-after", "--time-steps"}},
+                 "--device", "--max-steps", "--stop-after", "--time-steps", "--init-from"}},
       {"intervene", {"--out", "--size"}},
       {"sweep", {"--scale", "--out", "--jobs", "--backend", "--dry-run", "--retry-failed"}},
       {"report", {"-o", "--title"}},
       {"eval", {"--size"}},
+      {"export", {"-o", "--format"}},
   };
   return table;
 }
@@ -274,6 +283,14 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.dryRun = true;
     } else if (a == "--retry-failed") {
       o.retryFailed = true;
+    } else if (is("--init-from")) {
+      o.initFrom = value("--init-from");
+    } else if (is("--format")) {
+      o.format = value("--format");
+      if (o.format != "safetensors") {
+        problem = "--format must be safetensors, got '" + o.format + "'";
+        return false;
+      }
     } else if (is("--size")) {
       o.size = positive("--size");
     } else if (!a.empty() && a[0] == '-') {
@@ -408,10 +425,19 @@ int cmdNames(const Options &o) {
     ss << "input  " << in.name << "\n";
   for (const auto &p : result.graph.params)
     ss << (p.trainable ? "param  " : "buffer ") << p.name << "\n";
+  // After each node: what a rewrite script may do to it (the pass's own rule).
+  const auto shapes = mixc::graph::valueShapes(result.graph);
   for (const auto &n : result.graph.nodes) {
-    ss << "node   " << n.name << " " << n.op << "\n";
+    const std::vector<int64_t> *first = nullptr;
+    if (!n.inputs.empty())
+      if (auto it = shapes.find(n.inputs[0]); it != shapes.end())
+        first = &it->second;
+    mixc::dsl::NodeActions can = mixc::dsl::nodeActions(n.shapes, first);
+    std::string actions = std::string(can.intervene ? "intervene" : "") + (can.intervene && can.remove ? "," : "") +
+                          (can.remove ? "remove" : "");
+    ss << "node   " << n.name << " " << n.op << (actions.empty() ? "" : "  [" + actions + "]") << "\n";
     if (auto it = n.attrs.find("state_name"); it != n.attrs.end())
-      ss << "state  " << it->second.s << "\n";
+      ss << "state  " << it->second.s << "  [none yet: the state stays inside the recurrence]\n";
   }
   return emit(o, ss.str());
 }
@@ -465,7 +491,7 @@ int cmdTrain(const Options &o) {
   mix::CompileResult result;
   if (!compileFile(compile, config.modelFile, result))
     return 1;
-  mixc::train::RunOptions run{o.resume, o.quiet, o.stopAfter, kernelLibrary(o, result), o.overrides};
+  mixc::train::RunOptions run{o.resume, o.quiet, o.stopAfter, kernelLibrary(o, result), o.overrides, o.initFrom};
   if (o.backend == "generated" && !run.kernels)
     return 1;
   if (o.timeSteps > 0) {
@@ -540,6 +566,18 @@ int cmdEval(const Options &o) {
     return usage("eval takes one run folder or checkpoint");
   return report(mixc::train::evaluate(o.files[0], o.size, std::cout));
 }
+
+int cmdExport(const Options &o) {
+  if (o.files.size() != 1)
+    return usage("export takes one run folder or checkpoint");
+  std::string path = o.output;
+  if (path.empty()) {
+    std::error_code ec;
+    std::filesystem::path run = o.files[0];
+    path = ((std::filesystem::is_directory(run, ec) ? run : run.parent_path()) / "weights.safetensors").string();
+  }
+  return report(mixc::train::exportRun(o.files[0], path, std::cout));
+}
 } // namespace
 
 /// Runs a command; an exception from the runtime (e.g. a LibTorch check on
@@ -581,5 +619,7 @@ int main(int argc, char **argv) {
     return guarded(cmdSweep, o);
   if (o.command == "report")
     return guarded(cmdReport, o);
+  if (o.command == "export")
+    return guarded(cmdExport, o);
   return usage("unknown command '" + o.command + "'");
 }

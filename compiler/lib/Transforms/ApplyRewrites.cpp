@@ -19,6 +19,24 @@ using namespace mix;
 namespace dsl = mixc::dsl;
 
 namespace {
+/// What a script may do to `op` (dsl::nodeActions, shared with `mixc
+/// names`), from its ranked shapes; MLIR's dynamic size is negative, as the
+/// rule expects. An unranked value has no shape and allows nothing.
+mixc::dsl::NodeActions actionsOf(Operation *op) {
+  std::vector<std::vector<int64_t>> results;
+  for (Value r : op->getResults()) {
+    auto t = r.getType().dyn_cast<RankedTensorType>();
+    if (!t)
+      return {};
+    results.emplace_back(t.getShape().begin(), t.getShape().end());
+  }
+  std::vector<int64_t> first;
+  auto in = op->getNumOperands() > 0 ? op->getOperand(0).getType().dyn_cast<RankedTensorType>() : nullptr;
+  if (in)
+    first.assign(in.getShape().begin(), in.getShape().end());
+  return mixc::dsl::nodeActions(results, in ? &first : nullptr);
+}
+
 struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
   ApplyRewritesPass() = default;
   ApplyRewritesPass(const dsl::RwScript &s, const std::vector<std::string> &paths)
@@ -56,8 +74,7 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
       if (!ops)
         return signalPassFailure();
       for (Operation *op : *ops) {
-        if (op->getNumResults() != 1 || op->getNumOperands() == 0 ||
-            op->getOperand(0).getType() != op->getResult(0).getType()) {
+        if (!actionsOf(op).remove) {
           op->emitError() << "cannot remove '" << nameOf(op) << "' (" << op->getName()
                           << "): it has no input of its own result type to stand in for it";
           return signalPassFailure();
@@ -122,8 +139,7 @@ private:
   }
 
   LogicalResult intervene(Operation *op, const dsl::RwAction &a, int64_t cell) {
-    if (op->getNumResults() != 1 || !op->getResult(0).getType().isa<RankedTensorType>() ||
-        op->getResult(0).getType().cast<RankedTensorType>().getRank() < 2)
+    if (!actionsOf(op).intervene)
       return emitError(locOf(a)) << "cannot intervene on '" << nameOf(op)
                                  << "': it is not a [B, T, ...] value";
     if (a.kind == "add") { // located here rather than as the verifier's op dump
