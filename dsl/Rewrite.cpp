@@ -241,6 +241,11 @@ void parseLine(Line &l, RwScript &s) {
     if (d != "restore" && d != "swap")
       fail(vloc, "direction takes restore or swap");
     s.swap = d == "swap";
+  } else if (head == "readout") {
+    SourceLoc vloc = l.loc();
+    s.readout = l.word();
+    if (s.readout != "p" && s.readout != "logit_diff" && s.readout != "kl")
+      fail(vloc, "readout takes p, logit_diff or kl");
   } else if (head == "remove") {
     RwAction a;
     a.kind = "remove";

@@ -54,6 +54,7 @@ struct RwCell {
 struct RwScript {
   std::string corrupt = "key";
   bool swap = false;
+  std::string readout = "p"; // p | logit_diff | kl: what Attrib is a ratio of (protocol §6)
   std::vector<RwCell> cells;
   std::vector<RwAction> removes;
 };

@@ -5,6 +5,7 @@
 #include "runtime/tasks/Task.h"
 #include "runtime/train/Batches.h"
 #include "runtime/train/Bootstrap.h"
+#include "runtime/train/Readout.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Config.h"
 #include "runtime/train/Report.h"
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -67,13 +69,13 @@ std::string fmt(double x) {
 constexpr int kBootstrapReplicates = 1000;
 constexpr double kMaxPerExampleValues = 4e6; // cells × documents in per-example.csv
 
-/// per-example.csv: each document's p(true answer) in the clean and the
-/// corrupted run and under each cell (column c<i> is attrib.csv's cell i),
-/// for per-example analyses of one's own.
-void writePerExample(const std::string &path, const std::vector<double> &clean, const std::vector<double> &corrupt,
-                     const std::vector<std::vector<double>> &patched) {
+/// per-example.csv: each document's readout (p, logit_diff or kl) in the
+/// clean and the corrupted run and under each cell (column c<i> is
+/// attrib.csv's cell i), for per-example analyses of one's own.
+void writePerExample(const std::string &path, const std::string &readout, const std::vector<double> &clean,
+                     const std::vector<double> &corrupt, const std::vector<std::vector<double>> &patched) {
   std::ostringstream csv;
-  csv << "doc,p_clean,p_corrupt";
+  csv << "doc," << readout << "_clean," << readout << "_corrupt";
   for (size_t c = 0; c < patched.size(); ++c)
     csv << ",c" << c;
   csv << "\n";
@@ -169,9 +171,12 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
   const int64_t chunk = std::max<int64_t>(1, 512 / (block + 2));
 
   auto start = std::chrono::steady_clock::now();
-  // Per document: the bootstrap interval and per-example.csv need them.
+  // Per document, the readout: the bootstrap interval and per-example.csv
+  // need them. And the sums of p(true answer), reported whatever the readout.
   std::vector<double> docClean(n), docCorrupt(n);
   std::vector<std::vector<double>> docPatched(C, std::vector<double>(n));
+  double pClean = 0, pCorrupt = 0;
+  std::vector<double> pPatched(C, 0);
   torch::NoGradGuard noGrad;
   at::manual_seed(opts.seed); // noise ablations
   for (int64_t c0 = 0; c0 < std::max<int64_t>(C, 1); c0 += block) {
@@ -196,17 +201,20 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
                   {"answer", int64Slice(d.queryPos, i, j) + 1}};
       o.interventions = iv;
       at::Tensor logits = model->forward(at::cat(blocks, 0), o).squeeze(1);     // [(cells+2)m, V]
-      at::Tensor target = int64Slice(d.target, i, j).repeat({cells + 2});
-      at::Tensor p = at::softmax(logits, -1).gather(1, target.unsqueeze(1)).view({cells + 2, m});
-      at::Tensor pd = p.to(at::kDouble).contiguous();
-      auto acc = pd.accessor<double, 2>(); // [cells + 2, m]
+      logits = logits.view({cells + 2, m, logits.size(-1)});                    // [cells+2, m, V]
+      at::Tensor target = int64Slice(d.target, i, j);                            // [m]
+      const int64_t cleanBlock = spec.swap ? 1 : 0, corruptBlock = spec.swap ? 0 : 1;
+      Readouts r = readouts(logits, target, corruptBlock, spec.readout);
+      auto p = r.p.accessor<double, 2>(), v = r.value.accessor<double, 2>(); // [cells + 2, m]
       for (int64_t k = 0; k < m; ++k) {
         if (c0 == 0) { // the clean and corrupted runs: once, not per block
-          docClean[i + k] = spec.swap ? acc[1][k] : acc[0][k];
-          docCorrupt[i + k] = spec.swap ? acc[0][k] : acc[1][k];
+          docClean[i + k] = v[cleanBlock][k], docCorrupt[i + k] = v[corruptBlock][k];
+          pClean += p[cleanBlock][k], pCorrupt += p[corruptBlock][k];
         }
-        for (int64_t c = 0; c < cells; ++c)
-          docPatched[c0 + c][i + k] = acc[c + 2][k];
+        for (int64_t c = 0; c < cells; ++c) {
+          docPatched[c0 + c][i + k] = v[c + 2][k];
+          pPatched[c0 + c] += p[c + 2][k];
+        }
       }
     }
   }
@@ -219,13 +227,15 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
     return sum / static_cast<double>(n);
   };
   results.assign(C, {});
-  double pO = mean(docClean), pC = mean(docCorrupt), denom = pO - pC;
+  const double rO = mean(docClean), rC = mean(docCorrupt), denom = rO - rC;
+  const double pO = pClean / static_cast<double>(n), pC = pCorrupt / static_cast<double>(n);
   std::vector<Interval> intervals = bootstrapAttrib(docClean, docCorrupt, docPatched, kBootstrapReplicates, opts.seed);
   for (int64_t c = 0; c < C; ++c) {
     CellResult &r = results[c];
-    r.pClean = pO, r.pCorrupt = pC, r.pPatched = mean(docPatched[c]);
+    r.pClean = pO, r.pCorrupt = pC, r.pPatched = pPatched[c] / static_cast<double>(n);
+    r.rClean = rO, r.rCorrupt = rC, r.rPatched = mean(docPatched[c]);
     r.kept = denom > 0.01;
-    r.attrib = r.kept ? (r.pPatched - pC) / denom : 0;
+    r.attrib = r.kept ? (r.rPatched - rC) / denom : 0;
     r.interval = r.kept ? intervals[c] : Interval{};
   }
 
@@ -241,30 +251,36 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
       coordNames.push_back(k);
   for (const std::string &k : coordNames)
     csv << "," << k;
-  csv << ",p_clean,p_corrupt,p_patched,attrib,kept,attrib_lo,attrib_hi\n";
+  csv << ",p_clean,p_corrupt,p_patched,attrib,kept,attrib_lo,attrib_hi,readout,r_clean,r_corrupt,r_patched\n";
   for (int64_t c = 0; c < C; ++c) {
     csv << c << ",\"" << spec.cells[c].label << "\"";
     for (size_t k = 0; k < coordNames.size(); ++k)
       csv << "," << (k < spec.cells[c].coords.size() ? spec.cells[c].coords[k].second : "");
     csv << "," << fmt(results[c].pClean) << "," << fmt(results[c].pCorrupt) << ","
         << fmt(results[c].pPatched) << "," << fmt(results[c].attrib) << "," << (results[c].kept ? 1 : 0) << ",";
-    if (results[c].interval.valid)
-      csv << fmt(results[c].interval.lo) << "," << fmt(results[c].interval.hi) << "\n";
+    if (results[c].interval.valid) // else empty fields
+      csv << fmt(results[c].interval.lo) << "," << fmt(results[c].interval.hi);
     else
-      csv << ",\n"; // no interval: empty fields
+      csv << ",";
+    csv << "," << spec.readout << "," << fmt(results[c].rClean) << "," << fmt(results[c].rCorrupt) << ","
+        << fmt(results[c].rPatched) << "\n";
   }
   writeFileAtomically((folder / "attrib.csv").string(), csv.str());
   // Capped so that a 10,000-cell sweep does not write hundreds of megabytes.
   const bool perExample = static_cast<double>(C) * static_cast<double>(n) <= kMaxPerExampleValues;
   if (perExample)
-    writePerExample((folder / "per-example.csv").string(), docClean, docCorrupt, docPatched);
-  std::string title = g.model + ": Attrib, " + (spec.swap ? "swap" : "restore") + ", corrupt " + spec.corrupt;
+    writePerExample((folder / "per-example.csv").string(), spec.readout, docClean, docCorrupt, docPatched);
+  std::string title = g.model + ": Attrib (readout " + spec.readout + "), " + (spec.swap ? "swap" : "restore") +
+                      ", corrupt " + spec.corrupt;
   writeHeatmap((folder / "heatmap.svg").string(), spec, results, title);
 
   using support::format;
   out << format("%s, %lld documents, corrupt %s, %s: p(y|clean) %.4f, p(y|corrupt) %.4f%s\n", g.model.c_str(),
                 (long long)n, spec.corrupt.c_str(), spec.swap ? "swap (base = clean)" : "restore (base = corrupted)",
                 pO, pC, denom > 0.01 ? "" : "  [difference <= 0.01: Attrib not reported]");
+  if (spec.readout != "p")
+    out << format("readout %s: clean %.4f, corrupted %.4f (Attrib is the ratio of its differences)\n",
+                  spec.readout.c_str(), rO, rC);
   out << format("%-44s %10s %10s  %s\n", "cell", "p_patched", "Attrib", "95% interval");
   for (int64_t c = 0; c < C; ++c) {
     const CellResult &r = results[c];

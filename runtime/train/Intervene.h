@@ -35,6 +35,10 @@ struct Cell {
 struct InterveneSpec {
   std::string corrupt = "key"; // key | value | none
   bool swap = false;           // base = clean, source = corrupted
+  // What Attrib is a ratio of, per document: p (p(true answer)), logit_diff
+  // (its logit minus that of the corrupted run's top other answer) or kl
+  // (KL(run ‖ corrupted run) over the vocabulary: 0 for the corrupted run).
+  std::string readout = "p";
   std::vector<Cell> cells;
 };
 
@@ -46,7 +50,9 @@ struct InterveneOptions {
 };
 
 struct CellResult {
-  double pClean = 0, pCorrupt = 0, pPatched = 0, attrib = 0;
+  double pClean = 0, pCorrupt = 0, pPatched = 0; // mean p(true answer), whatever the readout
+  double rClean = 0, rCorrupt = 0, rPatched = 0; // means of the readout
+  double attrib = 0;
   bool kept = false; // denominator > 0.01
   Interval interval; // Attrib's 95 % bootstrap interval over documents (Bootstrap.h)
 };

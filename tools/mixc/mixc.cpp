@@ -527,6 +527,7 @@ int cmdIntervene(const Options &o) {
   mixc::train::InterveneSpec spec;
   spec.corrupt = script.corrupt;
   spec.swap = script.swap;
+  spec.readout = script.readout;
   for (const auto &cell : script.cells)
     spec.cells.push_back({cell.label, cell.coords});
   mixc::train::InterveneOptions opts;

@@ -7,8 +7,9 @@
   attrib.py FILE same-as OTHER LABEL  the cell's p_patched in FILE equals OTHER's only cell
   attrib.py FILE interval             every kept cell has attrib_lo <= attrib <= attrib_hi, and
                                       some cell's interval has a width (documents differ)
-  attrib.py FILE per-example          per-example.csv beside FILE gives back p_clean,
-                                      p_corrupt, p_patched and attrib as means over documents
+  attrib.py FILE per-example          per-example.csv beside FILE gives back the readout's
+                                      r_clean, r_corrupt, r_patched and attrib as means over
+                                      documents (and p_* too when the readout is p)
 """
 import os
 import csv
@@ -57,12 +58,14 @@ def main():
         docs = rows(os.path.join(os.path.dirname(path), "per-example.csv"))
         n = len(docs)
         mean = lambda col: sum(float(d[col]) for d in docs) / n
-        po, pc = mean("p_clean"), mean("p_corrupt")
         for r in rows(path):
-            pp = mean("c" + r["cell"])
-            want = {"p_clean": po, "p_corrupt": pc, "p_patched": pp}
+            ro, rc = mean(r["readout"] + "_clean"), mean(r["readout"] + "_corrupt")
+            rp = mean("c" + r["cell"])
+            want = {"r_clean": ro, "r_corrupt": rc, "r_patched": rp}
             if r["kept"] == "1":
-                want["attrib"] = (pp - pc) / (po - pc)
+                want["attrib"] = (rp - rc) / (ro - rc)
+            if r["readout"] == "p":  # then the readout is p(true answer) itself
+                want.update({"p_clean": ro, "p_corrupt": rc, "p_patched": rp})
             for col, v in want.items():
                 if abs(float(r[col]) - v) > 1e-5:
                     sys.exit(f"{r['label']}: {col} is {r[col]}, per-example.csv gives {v}")
