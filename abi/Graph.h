@@ -108,6 +108,14 @@ struct Graph {
 /// Pretty-printed JSON.
 std::string toJson(const Graph &g);
 
+/// The model a graph file describes, without what the compiler derived
+/// from it (the fused regions, their kernels, each node's `fused` tag), the
+/// source locations and path, or the file version: two graphs of one model
+/// compiled by different mixc versions compare equal, so `--resume` accepts
+/// a checkpoint written before an upgrade. Text that is not JSON is
+/// returned as it is.
+std::string modelIdentity(const std::string &graphJson);
+
 /// Parses and validates (version, unique names, inputs defined before use);
 /// on failure returns false with a message naming what is wrong.
 bool fromJson(const std::string &text, Graph &g, std::string &error);

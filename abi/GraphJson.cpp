@@ -127,6 +127,30 @@ std::vector<int64_t> intsOf(const json &j, const char *what) {
 }
 } // namespace
 
+std::string modelIdentity(const std::string &graphJson) {
+  try {
+    nlohmann::json j = nlohmann::json::parse(graphJson);
+    if (j.is_object()) {
+      for (const char *derived : {"regions", "version", "source"})
+        j.erase(derived);
+      if (j.contains("nodes") && j["nodes"].is_array())
+        for (nlohmann::json &n : j["nodes"]) {
+          if (!n.is_object())
+            continue;
+          n.erase("loc"); // where in the .mix file: moving a line changes no weight
+          if (n.contains("attrs") && n["attrs"].is_object()) {
+            n["attrs"].erase("fused");
+            if (n["attrs"].empty()) // as a node that never had attributes is written
+              n.erase("attrs");
+          }
+        }
+    }
+    return j.dump();
+  } catch (const std::exception &) {
+    return graphJson;
+  }
+}
+
 bool fromJson(const std::string &text, Graph &g, std::string &error) {
   try {
     json j = json::parse(text);

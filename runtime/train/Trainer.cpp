@@ -252,7 +252,7 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
     CheckpointMeta meta;
     if (!readCheckpointMeta(ckptPath, meta, error))
       return Status::failed("--resume: " + error);
-    if (meta.graphJson != graphJson)
+    if (graph::modelIdentity(meta.graphJson) != graph::modelIdentity(graphJson))
       return Status::failed("--resume: " + ckptPath + " was written for a different model");
     if (std::string changed = changedRunSettings(meta, settings, opts, ckptPath); !changed.empty())
       return Status::failed(changed);

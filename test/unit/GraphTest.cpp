@@ -83,3 +83,31 @@ TEST(Graph, RejectsOtherVersionsAndGarbage) {
   EXPECT_FALSE(fromJson("{\"format\": \"other\"}", g, error));
   EXPECT_NE(error.find("not a mixc graph"), std::string::npos) << error;
 }
+
+// --resume compares models, not files: what the compiler derived (regions,
+// kernels, `fused` tags), source locations and the format version may
+// differ between mixc versions; a node's op or shape may not.
+TEST(Graph, ModelIdentityIgnoresWhatTheCompilerDerived) {
+  Graph a = tiny();
+  std::string base = toJson(a);
+  Graph b = a;
+  b.regions.push_back({"r", "elementwise", {}, {}, {}, 2, {{kTargetCpu, {"mixk_0", ""}}}});
+  b.source = "/elsewhere/model.mix";
+  for (Node &n : b.nodes) {
+    n.loc = "moved.mix:99:1";
+    n.attrs["fused"] = AttrValue{};
+    n.attrs["fused"].kind = AttrValue::Kind::Str;
+    n.attrs["fused"].s = "r";
+  }
+  std::string other = toJson(b);
+  other.replace(other.find("\"version\": " + std::to_string(kFormatVersion)),
+                std::string("\"version\": ").size() + std::to_string(kFormatVersion).size(), "\"version\": 1");
+  EXPECT_NE(base, other);
+  EXPECT_EQ(modelIdentity(base), modelIdentity(other));
+  Graph c = a;
+  c.nodes.back().shapes[0].back() += 1;
+  EXPECT_NE(modelIdentity(base), modelIdentity(toJson(c)));
+  Graph d = a;
+  d.nodes.back().op = d.nodes.back().op == "add" ? "mul" : "add";
+  EXPECT_NE(modelIdentity(base), modelIdentity(toJson(d)));
+}
