@@ -4,6 +4,7 @@
 #include "runtime/core/Model.h"
 #include "runtime/tasks/Task.h"
 #include "runtime/train/Batches.h"
+#include "runtime/train/Activations.h"
 #include "runtime/train/Bootstrap.h"
 #include "runtime/train/Readout.h"
 #include "runtime/train/Checkpoint.h"
@@ -68,6 +69,7 @@ std::string fmt(double x) {
 /// percentiles move by well under 0.01 between seeds at 1,000.
 constexpr int kBootstrapReplicates = 1000;
 constexpr double kMaxPerExampleValues = 4e6; // cells × documents in per-example.csv
+constexpr double kMaxSavedValues = 2.5e8;     // floats --save may keep (1 GB)
 
 /// per-example.csv: each document's readout (p, logit_diff or kl) in the
 /// clean and the corrupted run and under each cell (column c<i> is
@@ -170,6 +172,9 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
   const int64_t block = std::min<int64_t>(std::max<int64_t>(C, 1), kBlock);
   const int64_t chunk = std::max<int64_t>(1, 512 / (block + 2));
 
+  std::unique_ptr<ActivationSaver> saver;
+  if (!opts.save.empty())
+    saver = std::make_unique<ActivationSaver>(opts.save, n, T, C, kMaxSavedValues);
   auto start = std::chrono::steady_clock::now();
   // Per document, the readout: the bootstrap interval and per-example.csv
   // need them. And the sums of p(true answer), reported whatever the readout.
@@ -200,6 +205,10 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
                   {"query", int64Slice(d.queryPos, i, j)},   {"divider", int64Slice(d.dividerPos, i, j)},
                   {"answer", int64Slice(d.queryPos, i, j) + 1}};
       o.interventions = iv;
+      if (saver)
+        o.observe = [&](const std::string &name, const at::Tensor &value) {
+          saver->observe(name, value, i, m, c0, cells, spec.swap);
+        };
       at::Tensor logits = model->forward(at::cat(blocks, 0), o).squeeze(1);     // [(cells+2)m, V]
       logits = logits.view({cells + 2, m, logits.size(-1)});                    // [cells+2, m, V]
       at::Tensor target = int64Slice(d.target, i, j);                            // [m]
@@ -219,6 +228,8 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
     }
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (saver && !saver->status().isOk())
+    return saver->status();
 
   auto mean = [&](const std::vector<double> &v) {
     double sum = 0;
@@ -274,6 +285,24 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
                       ", corrupt " + spec.corrupt;
   writeHeatmap((folder / "heatmap.svg").string(), spec, results, title);
 
+  if (saver) {
+    std::string labels = "[";
+    for (int64_t c = 0; c < C; ++c) {
+      std::string quoted; // a JSON string
+      for (char ch : spec.cells[c].label)
+        quoted += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
+      labels += std::string(c ? ", " : "") + "\"" + quoted + "\"";
+    }
+    labels += "]";
+    const std::string path = (folder / "activations.safetensors").string();
+    if (support::Status s = saver->write(path, {{"format", "mixc-activations"}, {"model", g.model},
+                                                 {"documents", std::to_string(n)}, {"cells", labels},
+                                                 {"corrupt", spec.corrupt}, {"direction", spec.swap ? "swap" : "restore"},
+                                                 {"readout", spec.readout}});
+        !s.isOk())
+      return s;
+    out << "saved " << opts.save.size() << " nodes' values (clean, corrupted, each cell) to " << path << "\n";
+  }
   using support::format;
   out << format("%s, %lld documents, corrupt %s, %s: p(y|clean) %.4f, p(y|corrupt) %.4f%s\n", g.model.c_str(),
                 (long long)n, spec.corrupt.c_str(), spec.swap ? "swap (base = clean)" : "restore (base = corrupted)",

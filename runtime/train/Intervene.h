@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,7 @@ struct InterveneOptions {
   std::string outDir;   // CSV + heatmap; empty: <run>/interventions/<script>
   int64_t size = 320;   // documents (the paper's eval set)
   uint64_t seed = 42;   // corruption draws
+  std::set<std::string> save; // nodes whose values go to activations.safetensors (Activations.h)
   bool quiet = false;
 };
 

@@ -27,6 +27,7 @@
 #include "runtime/train/Weights.h"
 #include "support/AtomicWrite.h"
 #include "support/TextFile.h"
+#include "support/Suggest.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -77,6 +78,9 @@ options:
   --init-from FILE   train: start from the weights in FILE (mixc export's
                      safetensors; every tensor of the model, same names and shapes)
   --format F         export: safetensors (the only format)
+  --save NAMES       intervene: also write these nodes' values (clean, corrupted, each
+                     cell) to activations.safetensors; comma-separated names or
+                     patterns (layers[*].block_input)
   --size N           eval/intervene: number of test documents (default: as trained / 320)
   --rewrite FILE     compile: apply an intervention script (see --emit=mlir)
   --backend B        compile/train: libtorch (default: one LibTorch op per node),
@@ -116,6 +120,7 @@ struct Options {
   std::string device = "cpu";
   std::string scale, title;
   std::string initFrom;             // train --init-from
+  std::string save;                 // intervene --save: node names or patterns, comma-separated
   std::string format = "safetensors"; // export --format
   int64_t jobs = 0;
   bool dryRun = false, retryFailed = false;
@@ -150,7 +155,7 @@ const std::map<std::string, std::set<std::string>> &optionsOf() {
       {"names", {"--config", "--model", "-I", "-o", "--rewrite"}},
       {"train", {"--config", "-I", "--rewrite", "--resume", "--override", "--quiet", "--out", "--backend",
                  "--device", "--max-steps", "--stop-after", "--time-steps", "--init-from"}},
-      {"intervene", {"--out", "--size"}},
+      {"intervene", {"--out", "--size", "--save"}},
       {"sweep", {"--scale", "--out", "--jobs", "--backend", "--dry-run", "--retry-failed"}},
       {"report", {"-o", "--title"}},
       {"eval", {"--size"}},
@@ -283,6 +288,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.dryRun = true;
     } else if (a == "--retry-failed") {
       o.retryFailed = true;
+    } else if (is("--save")) {
+      o.save = value("--save");
     } else if (is("--init-from")) {
       o.initFrom = value("--init-from");
     } else if (is("--format")) {
@@ -507,6 +514,39 @@ int cmdTrain(const Options &o) {
   return report(mixc::train::train(config, result.graph, run, {std::cout, std::cerr}));
 }
 
+/// --save: each comma-separated name or pattern to the graph's nodes it
+/// matches (the intervention copies "X@c<k>" are saved as X's patched value).
+bool saveSet(const std::string &list, const mixc::graph::Graph &g, std::set<std::string> &out, std::string &error) {
+  std::vector<std::string> names;
+  std::set<std::string> states;
+  for (const auto &n : g.nodes) {
+    if (n.name.find('@') == std::string::npos)
+      names.push_back(n.name);
+    if (auto it = n.attrs.find("state_name"); it != n.attrs.end())
+      states.insert(it->second.s);
+  }
+  for (size_t start = 0; start < list.size();) {
+    size_t comma = list.find(',', start);
+    std::string pattern = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    start = comma == std::string::npos ? list.size() : comma + 1;
+    if (pattern.empty())
+      continue;
+    size_t matched = 0;
+    for (const std::string &name : names)
+      if (mixc::dsl::matchesPattern(pattern, name))
+        out.insert(name), ++matched;
+    bool state = false;
+    for (const std::string &s : states)
+      state |= mixc::dsl::matchesPattern(pattern, s);
+    if (matched == 0) {
+      error = state ? "'" + pattern + "' is a recurrent state, which stays inside the recurrence: not saved yet"
+                    : "no node matches '" + pattern + "'" + mixc::support::didYouMean(pattern, names);
+      return false;
+    }
+  }
+  return true;
+}
+
 int cmdIntervene(const Options &o) {
   if (o.files.size() != 2)
     return usage("intervene takes a run folder (or checkpoint) and a .rw script");
@@ -532,6 +572,11 @@ int cmdIntervene(const Options &o) {
     spec.cells.push_back({cell.label, cell.coords});
   mixc::train::InterveneOptions opts;
   opts.outDir = o.outDir;
+  std::string error2;
+  if (!saveSet(o.save, rewritten.graph, opts.save, error2)) {
+    std::cerr << "error: --save: " << error2 << "\n";
+    return 1;
+  }
   if (o.size > 0)
     opts.size = o.size;
   std::vector<mixc::train::CellResult> results;
