@@ -44,9 +44,11 @@ void ActivationSaver::observe(const std::string &name, const at::Tensor &value, 
   // "X@c<k>": node X after cell k's intervention; only cell k's block differs.
   std::string node = name;
   int64_t patchedCell = -1;
-  if (size_t at = name.rfind("@c"); at != std::string::npos) {
+  if (size_t at = name.rfind("@c"); at != std::string::npos && at + 2 < name.size() &&
+                                     name.find_first_not_of("0123456789", at + 2) == std::string::npos &&
+                                     name.size() - at - 2 < 12) {
     node = name.substr(0, at);
-    patchedCell = std::stoll(name.substr(at + 2));
+    patchedCell = std::stoll(name.substr(at + 2)); // digits only, at most 11: cannot throw
   }
   if (!nodes_.count(node) || value.dim() < 2 || value.size(0) != (cellsInBlock + 2) * m)
     return;
