@@ -1,8 +1,8 @@
 //===- Activations.cpp - named node values out of an intervention run -----===//
 #include "runtime/train/Activations.h"
+#include "runtime/train/Weights.h"
 #include "support/Safetensors.h"
 
-#include <cstring>
 
 namespace mixc::train {
 
@@ -78,12 +78,7 @@ support::Status ActivationSaver::write(const std::string &path,
   if (!status_.isOk())
     return status_;
   std::vector<support::StoredTensor> stored;
-  auto add = [&](const std::string &name, const at::Tensor &t) {
-    at::Tensor c = t.contiguous();
-    support::StoredTensor s{name, "F32", c.sizes().vec(), std::string(c.nbytes(), '\0')};
-    std::memcpy(s.bytes.data(), c.data_ptr(), c.nbytes());
-    stored.push_back(std::move(s));
-  };
+  auto add = [&](const std::string &name, const at::Tensor &t) { stored.push_back(storedF32(name, t)); };
   for (const auto &[node, s] : saved_) {
     add(node + ":clean", s.clean);
     add(node + ":corrupted", s.corrupted);

@@ -11,6 +11,7 @@
 #include "runtime/train/Config.h"
 #include "runtime/train/Report.h"
 
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -286,14 +287,10 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
   writeHeatmap((folder / "heatmap.svg").string(), spec, results, title);
 
   if (saver) {
-    std::string labels = "[";
-    for (int64_t c = 0; c < C; ++c) {
-      std::string quoted; // a JSON string
-      for (char ch : spec.cells[c].label)
-        quoted += ch == '"' || ch == '\\' ? std::string("\\") + ch : std::string(1, ch);
-      labels += std::string(c ? ", " : "") + "\"" + quoted + "\"";
-    }
-    labels += "]";
+    std::vector<std::string> cellLabels;
+    for (const Cell &cell : spec.cells)
+      cellLabels.push_back(cell.label);
+    const std::string labels = nlohmann::json(cellLabels).dump();
     const std::string path = (folder / "activations.safetensors").string();
     if (support::Status s = saver->write(path, {{"format", "mixc-activations"}, {"model", g.model},
                                                  {"documents", std::to_string(n)}, {"cells", labels},

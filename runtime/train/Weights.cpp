@@ -11,15 +11,18 @@
 
 namespace mixc::train {
 
+support::StoredTensor storedF32(const std::string &name, const at::Tensor &tensor) {
+  at::Tensor t = tensor.detach().to(at::kCPU, at::kFloat).contiguous();
+  support::StoredTensor s{name, "F32", t.sizes().vec(), std::string(t.nbytes(), '\0')};
+  std::memcpy(s.bytes.data(), t.data_ptr(), t.nbytes());
+  return s;
+}
+
 support::Status saveWeights(const rt::Model &model, const std::string &path,
                             const std::map<std::string, std::string> &metadata) {
   std::vector<support::StoredTensor> stored;
-  for (const auto &[name, tensor] : model.tensors()) {
-    at::Tensor t = tensor.detach().to(at::kCPU, at::kFloat).contiguous();
-    support::StoredTensor s{name, "F32", t.sizes().vec(), std::string(t.nbytes(), '\0')};
-    std::memcpy(s.bytes.data(), t.data_ptr(), t.nbytes()); // x86-64 and CUDA hosts are little-endian
-    stored.push_back(std::move(s));
-  }
+  for (const auto &[name, tensor] : model.tensors())
+    stored.push_back(storedF32(name, tensor));
   std::string error;
   if (!support::writeSafetensors(path, stored, metadata, error))
     return support::Status::failed(error);

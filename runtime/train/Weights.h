@@ -11,12 +11,17 @@
 #define MIXC_RUNTIME_TRAIN_WEIGHTS_H
 
 #include "runtime/core/Model.h"
+#include "support/Safetensors.h"
 #include "support/Status.h"
 
 #include <map>
 #include <string>
 
 namespace mixc::train {
+
+/// `tensor` as an F32 entry of a safetensors file: on the CPU, contiguous,
+/// little-endian (x86-64 and CUDA hosts are).
+support::StoredTensor storedF32(const std::string &name, const at::Tensor &tensor);
 
 /// The model's tensors in `path`, with `metadata`.
 support::Status saveWeights(const rt::Model &model, const std::string &path,

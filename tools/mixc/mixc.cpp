@@ -145,6 +145,19 @@ int usage(const std::string &problem) {
   return 2;
 }
 
+/// "a,b,,c" -> {"a", "b", "", "c"}; "" -> {""}: every piece, empty ones too
+/// (the caller decides whether an empty one is an error).
+std::vector<std::string> splitCommas(const std::string &list) {
+  std::vector<std::string> pieces;
+  for (size_t start = 0;;) {
+    size_t comma = list.find(',', start);
+    pieces.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos)
+      return pieces;
+    start = comma + 1;
+  }
+}
+
 /// The options each command reads: any other is refused, never silently
 /// ignored (`mixc train x.toml --scale small` would otherwise run at full
 /// scale). Commands not listed are reported by main.
@@ -240,12 +253,7 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
     } else if (a == "--resume") {
       o.resume = true;
     } else if (is("--override")) {
-      std::string keys = value("--override");
-      for (size_t start = 0, comma; start <= keys.size(); start = comma + 1) {
-        comma = keys.find(',', start);
-        if (comma == std::string::npos)
-          comma = keys.size();
-        std::string key = keys.substr(start, comma - start);
+      for (const std::string &key : splitCommas(value("--override"))) {
         if (!mixc::train::overridableOnResume(key)) {
           problem = "--override takes train.max_steps, train.eval_every, train.eval_size, "
                     "train.checkpoint_every or train.early_stop_acc (comma-separated), got '" +
@@ -525,10 +533,7 @@ bool saveSet(const std::string &list, const mixc::graph::Graph &g, std::set<std:
     if (auto it = n.attrs.find("state_name"); it != n.attrs.end())
       states.insert(it->second.s);
   }
-  for (size_t start = 0; start < list.size();) {
-    size_t comma = list.find(',', start);
-    std::string pattern = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    start = comma == std::string::npos ? list.size() : comma + 1;
+  for (const std::string &pattern : splitCommas(list)) {
     if (pattern.empty())
       continue;
     size_t matched = 0;
