@@ -49,6 +49,11 @@ struct Param {
   bool trainable = true; // false: a frozen buffer
 };
 
+/// The op of a state intervention (MixOps.td's mix.state_edit): a node with
+/// no inputs or results whose attribute `target` names the recurrence whose
+/// state it edits (abi/StateLayout.h).
+constexpr const char *kStateEditOp = "state_edit";
+
 /// A value is named by its node ("layers[0].mixer.conv") or, for a node
 /// with several results, "name#i"; inputs and parameters by their names.
 struct Node {

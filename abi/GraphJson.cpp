@@ -254,6 +254,13 @@ std::string validate(const Graph &g) {
     for (const std::string &in : n.inputs)
       if (!defined.count(in))
         return "node '" + n.name + "' uses '" + in + "', which is not defined before it";
+    if (n.op == kStateEditOp) { // no result: its target recurrence reads it (checked below)
+      if (!n.shapes.empty() || !n.inputs.empty() || !n.attrs.count("target"))
+        return "state edit '" + n.name + "' must have a target and no inputs or results";
+      if (std::string e = define(n.name); !e.empty())
+        return e;
+      continue;
+    }
     if (n.shapes.empty())
       return "node '" + n.name + "' has no results";
     if (std::string e = define(n.name); !e.empty())
@@ -264,6 +271,9 @@ std::string validate(const Graph &g) {
   for (const std::string &o : g.outputs)
     if (!defined.count(o))
       return "output '" + o + "' is not defined";
+  for (const Node &n : g.nodes)
+    if (n.op == kStateEditOp && !defined.count(n.attrs.at("target").s))
+      return "state edit '" + n.name + "' targets '" + n.attrs.at("target").s + "', which is no node";
   return "";
 }
 

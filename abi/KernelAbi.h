@@ -23,11 +23,25 @@
 
 #include <stdint.h>
 
-#define MIXK_ABI_VERSION 3
+#define MIXK_ABI_VERSION 4
 
 /* int mixk_target(void): which memory the library's kernels work on. */
 #define MIXK_TARGET_CPU 0
 #define MIXK_TARGET_CUDA 1
+
+/* State interventions (a `state_edit` of the region's recurrence, forward
+ * only; the backward of an edited forward is not defined). S is the
+ * anchor's state size per row, laid out as
+ *   selective_scan   [D, N]              (s_t per channel)
+ *   delta_rule       [V, K]              (S_t, o_t = S_t q_t)
+ *   linear_attention [F, D] then [F]     (S_t = Σ φk vᵀ, then z_t = Σ φk)
+ * Pointers are in the kernels' memory (host or device). */
+typedef struct mixk_state {
+  float *capture;           /* when set: every state, [B, T, S] */
+  const int64_t *edit_pos;  /* when set, [B]: after step edit_pos[b] (−1: none) */
+  const float *edit_value;  /*   row b's state becomes edit_value[b] ([B, S]) */
+  const int32_t *edit_add;  /*   or, where edit_add[b] != 0, state + edit_value[b] */
+} mixk_state;
 
 typedef struct mixk_args {
   int64_t dims[4];          /* the leading dynamic sizes, e.g. B, T */
@@ -39,6 +53,7 @@ typedef struct mixk_args {
   const float *const *gout; /* backward: one gradient per output */
   float *const *gin;        /* backward: one gradient per input, accumulated */
   void *stream;             /* CUDA kernels: the cudaStream_t to launch on (CPU: unused) */
+  const mixk_state *state;  /* forward: the anchor's state interventions, or NULL */
 } mixk_args;
 
 #endif

@@ -77,23 +77,33 @@ std::vector<at::Tensor> contiguousF32(const BoundRegion &k, const std::vector<at
   return out;
 }
 
+/// The region's forward on contiguous inputs: its outputs and `saved`.
+std::vector<at::Tensor> forwardCall(const BoundRegion &k, const std::vector<at::Tensor> &in,
+                                    const std::vector<int64_t> &dims, at::Tensor &saved,
+                                    const mixk_state *state) {
+  const at::TensorOptions f32 = in[0].options().dtype(at::kFloat); // on the inputs' device
+  std::vector<at::Tensor> out;
+  for (const auto &shape : k.outputShapes)
+    out.push_back(at::empty(concreteShape(shape, dims), f32));
+  saved = at::empty({k.fns.saved(dims.data())}, f32);
+  std::vector<const float *> inP = pointers(in);
+  std::vector<float *> outP = mutablePointers(out);
+  mixk_args a = argsFor(dims);
+  a.in = inP.data();
+  a.out = outP.data();
+  a.saved = saved.data_ptr<float>();
+  a.state = state;
+  k.fns.forward(&a);
+  return out;
+}
+
 struct RegionFunction : public torch::autograd::Function<RegionFunction> {
   static variable_list forward(AutogradContext *ctx, const BoundRegion *k, at::TensorList list) {
     std::vector<at::Tensor> inputs = list.vec();
     std::vector<int64_t> dims = rowDims(*k, inputs);
     std::vector<at::Tensor> in = contiguousF32(*k, inputs, dims);
-    const at::TensorOptions f32 = in[0].options().dtype(at::kFloat); // on the inputs' device
-    std::vector<at::Tensor> out;
-    for (const auto &shape : k->outputShapes)
-      out.push_back(at::empty(concreteShape(shape, dims), f32));
-    at::Tensor saved = at::empty({k->fns.saved(dims.data())}, f32);
-    std::vector<const float *> inP = pointers(in);
-    std::vector<float *> outP = mutablePointers(out);
-    mixk_args a = argsFor(dims);
-    a.in = inP.data();
-    a.out = outP.data();
-    a.saved = saved.data_ptr<float>();
-    k->fns.forward(&a);
+    at::Tensor saved;
+    std::vector<at::Tensor> out = forwardCall(*k, in, dims, saved, nullptr);
     ctx->save_for_backward(in);
     ctx->saved_data["kernel"] = reinterpret_cast<int64_t>(k);
     ctx->saved_data["saved"] = saved;
@@ -203,6 +213,36 @@ std::vector<at::Tensor> runRegion(const BoundRegion &region, const std::vector<a
   // As a TensorList, so autograd sees each tensor as an input (a vector
   // would be taken for one opaque argument).
   return RegionFunction::apply(&region, at::TensorList(inputs));
+}
+
+std::vector<at::Tensor> runRegion(const BoundRegion &region, const std::vector<at::Tensor> &inputs,
+                                  const StateAccess &access) {
+  if (!access.capture.defined() && !access.editPos.defined())
+    return runRegion(region, inputs);
+  TORCH_CHECK(!at::GradMode::is_enabled(), "region ", region.region->name,
+              ": state interventions run without gradients");
+  std::vector<int64_t> dims = rowDims(region, inputs);
+  std::vector<at::Tensor> in = contiguousF32(region, inputs, dims);
+  const at::Device device = in[0].device();
+  auto onDevice = [&](const at::Tensor &t, at::ScalarType type) {
+    return t.defined() ? t.to(device, type).contiguous() : t;
+  };
+  // Kept alive until the call returns; the kernel writes the capture in place.
+  at::Tensor capture = onDevice(access.capture, at::kFloat), pos = onDevice(access.editPos, at::kLong),
+             value = onDevice(access.editValue, at::kFloat), add = onDevice(access.editAdd, at::kInt);
+  mixk_state state{};
+  state.capture = capture.defined() ? capture.data_ptr<float>() : nullptr;
+  if (pos.defined()) {
+    TORCH_CHECK(value.defined() && add.defined(), "region ", region.region->name, ": a state edit without values");
+    state.edit_pos = pos.data_ptr<int64_t>();
+    state.edit_value = value.data_ptr<float>();
+    state.edit_add = add.data_ptr<int32_t>();
+  }
+  at::Tensor saved;
+  std::vector<at::Tensor> out = forwardCall(region, in, dims, saved, &state);
+  if (access.capture.defined() && !capture.is_same(access.capture))
+    access.capture.copy_(capture);
+  return out;
 }
 
 } // namespace mixc::rt

@@ -13,6 +13,7 @@
 #define MIXC_RUNTIME_CORE_GENERATED_H
 
 #include "abi/Graph.h"
+#include "runtime/core/Primitives.h"
 #include "runtime/kernels/KernelBuild.h"
 
 #include <ATen/ATen.h>
@@ -41,6 +42,12 @@ std::string bindRegion(const graph::Graph &g, const graph::Region &region,
 /// Runs the region: inputs in region order, outputs in region order.
 /// Differentiable (the kernel's backward) when grad mode is on.
 std::vector<at::Tensor> runRegion(const BoundRegion &region, const std::vector<at::Tensor> &inputs);
+
+/// The region's forward with a state access for its recurrence (forward
+/// only, under no-grad): the kernel captures or edits the state itself, so
+/// the region stays one call.
+std::vector<at::Tensor> runRegion(const BoundRegion &region, const std::vector<at::Tensor> &inputs,
+                                  const StateAccess &access);
 
 } // namespace mixc::rt
 

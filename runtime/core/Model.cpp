@@ -1,6 +1,8 @@
 //===- Model.cpp - the graph interpreter ------------------------------------===//
 #include "runtime/core/Model.h"
+#include "abi/StateLayout.h"
 #include "runtime/core/Init.h"
+#include "runtime/core/Interventions.h"
 #include "runtime/core/Primitives.h"
 
 #include <ATen/Parallel.h>
@@ -43,57 +45,6 @@ struct OpInfo {
 };
 
 Outputs one(at::Tensor t) { return {std::move(t)}; }
-
-/// patch / ablate (see Model::Interventions): only cell `cell`'s rows change.
-at::Tensor intervene(const at::Tensor &x, const Node &n, const Model::Interventions &iv) {
-  int64_t docs = iv.docs, cell = attrI(n, "cell"), T = x.size(1);
-  if (cell < iv.firstCell || (iv.numCells >= 0 && cell >= iv.firstCell + iv.numCells))
-    return x; // another block's cell
-  int64_t first = (cell - iv.firstCell + 2) * docs;
-  TORCH_CHECK(x.size(0) >= first + docs, "intervention node '", n.name, "' is for cell ", cell,
-              " but the batch holds ", x.size(0) / std::max<int64_t>(docs, 1) - 2, " cells");
-  const std::string &role = n.attrs.at("role").s;
-  std::string kind = n.op == "patch" ? "patch" : n.attrs.at("kind").s;
-  double sigma = attrF(n, "sigma", 0);
-  at::Tensor out = x.clone();
-  at::Tensor source = x.slice(0, 0, docs);
-  auto value = [&](const at::Tensor &src, const at::Tensor &current) {
-    if (kind == "patch")
-      return src;
-    if (kind == "zero")
-      return at::zeros_like(current);
-    if (kind == "mean")
-      return src.mean(0, /*keepdim=*/true).expand_as(current);
-    if (kind == "add") {
-      const std::vector<double> &v = n.attrs.at("vector").floats;
-      return current + at::tensor(v, current.options().dtype(at::kDouble)).to(current.scalar_type());
-    }
-    return current + sigma * at::randn_like(current); // noise
-  };
-  if (role == "all") {
-    at::Tensor target = out.slice(0, first, first + docs);
-    target.copy_(value(source, target));
-    return out;
-  }
-  at::Tensor pos;
-  if (role == "pos") {
-    pos = at::full({docs}, attrI(n, "index"), at::kLong);
-  } else {
-    auto it = iv.roles.find(role);
-    TORCH_CHECK(it != iv.roles.end(), "the task has no position role '", role, "'");
-    pos = it->second + attrI(n, "offset");
-  }
-  const int64_t offset = attrI(n, "offset");
-  const std::string where = role == "pos" ? "pos(" + std::to_string(attrI(n, "index")) + ")"
-                            : offset == 0 ? role
-                                          : role + (offset > 0 ? "+" : "") + std::to_string(offset);
-  TORCH_CHECK(pos.min().item<int64_t>() >= 0 && pos.max().item<int64_t>() < T, "position ", where,
-              " falls outside documents of ", T, " tokens (positions 0..", T - 1, ")");
-  at::Tensor rows = at::arange(first, first + docs, at::kLong), src = at::arange(docs, at::kLong);
-  at::Tensor current = x.index({rows, pos});
-  out.index_put_({rows, pos}, value(x.index({src, pos}), current));
-  return out;
-}
 
 const std::map<std::string, OpInfo> &opTable() {
   static const std::map<std::string, OpInfo> table = {
@@ -161,8 +112,29 @@ const std::map<std::string, OpInfo> &opTable() {
       // Interventions need the batch layout: Model::forward runs them.
       {"patch", {nullptr, 1, 1, {"cell", "role"}}},
       {"ablate", {nullptr, 1, 1, {"cell", "role", "kind"}}},
+      // Read by the recurrence named `target` (Model::create collects them).
+      {graph::kStateEditOp, {nullptr, 0, 0, {"target", "cell", "role", "kind"}}},
   };
   return table;
+}
+
+/// A recurrence's forward with a state access (Primitives.h), by op.
+at::Tensor runWithAccess(const Node &n, const Inputs &in, const StateAccess &access) {
+  if (n.op == "selective_scan")
+    return selectiveScan(in[0], in[1], in[2], in[3], in[4], in[5], access);
+  if (n.op == "delta_rule")
+    return deltaRule(in[0], in[1], in[2], in[3], access);
+  TORCH_CHECK(n.op == "linear_attention", "node '", n.name, "' (", n.op, ") has no state to edit");
+  return linearAttention(in[0], in[1], in[2], attrF(n, "eps"), access);
+}
+
+/// The inputs of the source block: row values cut to their first `docs` rows.
+Inputs sourceRows(const Inputs &in, const std::vector<bool> &isRow, int64_t docs) {
+  Inputs out = in;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (isRow[i])
+      out[i] = in[i].slice(0, 0, docs);
+  return out;
 }
 } // namespace
 
@@ -223,6 +195,10 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
                 "' (a graph written by an older mixc? compile the model again)";
         return nullptr;
       }
+    if (n.op == graph::kStateEditOp) { // not a step: its recurrence runs it
+      m->stateEdits_[n.attrs.at("target").s].push_back(&n);
+      continue;
+    }
     Step s{&n, {}, m->numValues_, info.fn};
     for (const std::string &in : n.inputs)
       s.inputs.push_back(ids.at(in));
@@ -231,6 +207,28 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
     m->steps_.push_back(std::move(s));
   }
   m->outputValue_ = ids.at(m->graph_.outputs[0]);
+  // Each recurrence under state edits: its op must keep a state, and its
+  // steps learn which inputs are [B, T, ...] rows (the source block's cut).
+  const auto shapes = graph::valueShapes(m->graph_);
+  for (Step &s : m->steps_)
+    if (auto it = m->stateEdits_.find(s.node->name); it != m->stateEdits_.end()) {
+      if (std::string why = graph::stateRefusal(s.node->op); !why.empty()) {
+        error = "state edit '" + it->second[0]->name + "' targets '" + s.node->name + "': " + why;
+        return nullptr;
+      }
+      s.edits = &it->second;
+      std::vector<std::vector<int64_t>> operands;
+      for (const std::string &in : s.node->inputs) {
+        operands.push_back(shapes.at(in));
+        s.inputIsRow.push_back(!operands.back().empty() && operands.back()[0] == graph::kDynamic);
+      }
+      s.stateSize = graph::stateSize(s.node->op, operands);
+    }
+  for (const auto &[target, edits] : m->stateEdits_)
+    if (!ids.count(target)) {
+      error = "state edit '" + edits[0]->name + "' targets '" + target + "', which is no node";
+      return nullptr;
+    }
   m->kernels_ = std::move(kernels);
   m->bindRegions(ids);
   return m;
@@ -283,6 +281,11 @@ void Model::bindRegions(const std::unordered_map<std::string, int> &ids) {
     if (stepOf[b.region->name] != static_cast<int>(i))
       continue;
     Step s{steps_[i].node, {}, -1, nullptr, &b, {}};
+    for (size_t m : members[b.region->name]) // the recurrence's state edits, if any
+      if (steps_[m].edits) {
+        s.edits = steps_[m].edits, s.stateSize = steps_[m].stateSize;
+        s.inputIsRow = b.inputIsRow;
+      }
     for (const std::string &v : b.region->inputs)
       s.inputs.push_back(ids.at(v));
     for (const std::string &v : b.region->outputs)
@@ -336,6 +339,30 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       // LM head is the expensive one ([B, T, V]), so it sees one step per row.
       at::Tensor idx = options.readout->view({-1, 1, 1}).expand({-1, 1, args[0].size(-1)});
       args[0] = args[0].gather(1, idx);
+    }
+    if (s.edits) {
+      TORCH_CHECK(options.interventions, "node '", s.node->name,
+                  "' has its state edited; run the model with `mixc intervene`");
+      const Interventions &iv = *options.interventions;
+      // A [B, T, ...] input gives the batch and sequence sizes (a region's
+      // first input may be a weight).
+      size_t row = 0;
+      while (row + 1 < args.size() && !s.inputIsRow[row])
+        ++row;
+      const int64_t rows = args[row].size(0), T = args[row].size(1);
+      RecurrenceRun run = [&](const StateAccess &access, bool sourceOnly) {
+        Inputs in = sourceOnly ? sourceRows(args, s.inputIsRow, iv.docs) : args;
+        return s.region ? runRegion(*s.region, in, access) : one(runWithAccess(*s.node, in, access));
+      };
+      Outputs out = runWithStateEdits(*s.edits, iv, rows, T, s.stateSize, args[0].options(), run);
+      const std::vector<int> &results = s.region ? s.regionResults : std::vector<int>{s.firstResult};
+      for (size_t r = 0; r < out.size(); ++r) {
+        values[results[r]] = std::move(out[r]);
+        const std::string &name = s.region ? s.region->region->outputs[r] : s.node->name;
+        if (options.observe && name.find('#') == std::string::npos)
+          options.observe(name, values[results[r]]);
+      }
+      continue;
     }
     if (s.region) {
       Outputs out = runRegion(*s.region, args);

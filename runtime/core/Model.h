@@ -94,6 +94,11 @@ private:
     Fn fn;
     const BoundRegion *region = nullptr; // runs the generated kernel instead
     std::vector<int> regionResults;      // value ids of the region's outputs
+    /// A recurrence (or its region) whose state is edited: the state_edit
+    /// nodes, the state's floats per row, which inputs are [B, T, ...] rows.
+    const std::vector<const graph::Node *> *edits = nullptr;
+    int64_t stateSize = 0;
+    std::vector<bool> inputIsRow;
   };
   /// Replaces the node steps of each region `kernels_` can run by one call.
   void bindRegions(const std::unordered_map<std::string, int> &ids);
@@ -105,6 +110,7 @@ private:
   std::shared_ptr<const kernels::Library> kernels_;
   std::deque<BoundRegion> bound_; // steps point into it: a deque keeps addresses
   std::vector<std::pair<std::string, std::string>> regionStatus_;
+  std::map<std::string, std::vector<const graph::Node *>> stateEdits_; // by target recurrence
   int numValues_ = 0;
   int inputValue_ = 0;
   std::vector<int> paramValues_;

@@ -68,6 +68,27 @@ at::Tensor selectiveScan(const at::Tensor &x, const at::Tensor &delta, const at:
 at::Tensor deltaRule(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
                      const at::Tensor &beta);
 
+/// A recurrence's state read and written inside its sweep: the reference
+/// of the generated kernels' mixk_state (abi/KernelAbi.h; layouts in
+/// abi/StateLayout.h). Forward only: state interventions run without grad.
+struct StateAccess {
+  at::Tensor capture;   // when defined: filled with every state [B, T, S] (after any edit)
+  at::Tensor editPos;   // when defined: [B] i64, the step after which row b's state is edited (−1: none)
+  at::Tensor editValue; // [B, S] f32: the new state, or what is added to it
+  at::Tensor editAdd;   // [B] i32: 1 adds editValue[b], 0 replaces the state by it
+};
+
+/// The recurrences with a StateAccess, as sequential sweeps over T (linear
+/// attention in its recurrent form: S_t = S_{t−1} + φk_t v_tᵀ, z_t = z_{t−1} + φk_t,
+/// y_t = φq_tᵀ S_t / (φq_t·z_t + eps)).
+at::Tensor selectiveScan(const at::Tensor &x, const at::Tensor &delta, const at::Tensor &A,
+                         const at::Tensor &B, const at::Tensor &C, const at::Tensor &D,
+                         const StateAccess &access);
+at::Tensor deltaRule(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
+                     const at::Tensor &beta, const StateAccess &access);
+at::Tensor linearAttention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v, double eps,
+                           const StateAccess &access);
+
 at::Tensor rmsNorm(const at::Tensor &x, const at::Tensor &w, double eps);
 /// x · rsqrt(Σx² + eps) over the last dim (as fla's l2norm).
 at::Tensor l2Norm(const at::Tensor &x, double eps);

@@ -20,6 +20,37 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+/// A StateAccess's edit as raw arrays (none when pos is null): after step
+/// pos[b], row b's state (`size` floats, abi/StateLayout.h) becomes
+/// value[b] or state + value[b].
+template <typename T>
+struct Edit {
+  const int64_t *pos = nullptr;
+  const T *value = nullptr;
+  const int32_t *add = nullptr;
+  int64_t size = 0;
+  bool at(int64_t b, int64_t t) const { return pos && pos[b] == t; }
+  /// Element j of row b's state after the edit.
+  T apply(int64_t b, int64_t j, T s) const { return add[b] ? s + value[b * size + j] : value[b * size + j]; }
+};
+
+/// The edit arrays of `a` for a [B, ...] batch with `size`-float states,
+/// checked; `keep` holds the contiguous copies alive.
+template <typename T>
+Edit<T> editOf(const StateAccess &a, int64_t nb, int64_t size, std::vector<at::Tensor> &keep) {
+  Edit<T> e;
+  if (!a.editPos.defined())
+    return e;
+  TORCH_CHECK(a.editPos.numel() == nb && a.editValue.numel() == nb * size && a.editAdd.numel() == nb,
+              "state edit: arrays for ", a.editPos.numel(), " rows and ", a.editValue.numel(),
+              " values, not ", nb, " rows of ", size);
+  keep = {a.editPos.to(at::kLong).contiguous(), a.editValue.to(c10::CppTypeToScalarType<T>::value).contiguous(),
+          a.editAdd.to(at::kInt).contiguous()};
+  e.pos = keep[0].data_ptr<int64_t>(), e.value = keep[1].data_ptr<T>(), e.add = keep[2].data_ptr<int32_t>();
+  e.size = size;
+  return e;
+}
+
 // ---------------------------------------------------------------- selective scan
 //   s_t = exp(Δ_t A) ⊙ s_{t−1} + Δ_t B_t x_t,   y_t = C_t · s_t + D ⊙ x_t
 // per channel d with state s ∈ R^N.
@@ -28,7 +59,7 @@ using torch::autograd::variable_list;
 // the sweeps below are then multiply-adds only.
 template <typename T>
 void scanForward(const T *x, const T *dt, const T *dAll, const T *B, const T *C, const T *D,
-                 T *y, T *states, int64_t nb, int64_t nt, int64_t nd, int64_t nn) {
+                 T *y, T *states, int64_t nb, int64_t nt, int64_t nd, int64_t nn, const Edit<T> &edit = {}) {
   at::parallel_for(0, nb, 1, [&](int64_t b0, int64_t b1) {
     std::vector<T> s(nn);
     for (int64_t b = b0; b < b1; ++b)
@@ -41,8 +72,11 @@ void scanForward(const T *x, const T *dt, const T *dAll, const T *B, const T *C,
           T *st = states + i * nn;
           const T *dA = dAll + i * nn;
           T dx = dv * xv;
+          const bool edited = edit.at(b, t);
           for (int64_t n = 0; n < nn; ++n) {
             s[n] = dA[n] * s[n] + dx * Bt[n];
+            if (edited) // state layout [D, N]
+              s[n] = edit.apply(b, d * nn + n, s[n]);
             st[n] = s[n];
             acc += Ct[n] * s[n];
           }
@@ -144,7 +178,7 @@ struct SelectiveScanFn : torch::autograd::Function<SelectiveScanFn> {
 
 template <typename T>
 void deltaForward(const T *q, const T *k, const T *v, const T *beta, T *o, T *states,
-                  int64_t nb, int64_t nt, int64_t nk, int64_t nv) {
+                  int64_t nb, int64_t nt, int64_t nk, int64_t nv, const Edit<T> &edit = {}) {
   at::parallel_for(0, nb, 1, [&](int64_t b0, int64_t b1) {
     std::vector<T> S(nv * nk), u(nv);
     for (int64_t b = b0; b < b1; ++b) {
@@ -160,10 +194,13 @@ void deltaForward(const T *q, const T *k, const T *v, const T *beta, T *o, T *st
           u[i] = vt[i] - sk;
         }
         T *ot = o + (b * nt + t) * nv;
+        const bool edited = edit.at(b, t);
         for (int64_t i = 0; i < nv; ++i) {
           T acc = 0;
           for (int64_t j = 0; j < nk; ++j) {
             S[i * nk + j] += bt * u[i] * kt[j];
+            if (edited) // state layout [V, K]
+              S[i * nk + j] = edit.apply(b, i * nk + j, S[i * nk + j]);
             acc += S[i * nk + j] * qt[j];
           }
           ot[i] = acc;
@@ -265,7 +302,107 @@ struct DeltaRuleFn : torch::autograd::Function<DeltaRuleFn> {
     return {gq, gk, gv, gbeta};
   }
 };
+/// Linear attention as a recurrence (forward only), states [B, T, F·D + F].
+template <typename T>
+void linearForward(const T *q, const T *k, const T *v, T *o, T *states, int64_t nb, int64_t nt, int64_t nf,
+                   int64_t nd, T eps, const Edit<T> &edit) {
+  const int64_t size = nf * nd + nf;
+  at::parallel_for(0, nb, 1, [&](int64_t b0, int64_t b1) {
+    std::vector<T> s(size); // S [F, D], then z [F]
+    for (int64_t b = b0; b < b1; ++b) {
+      std::fill(s.begin(), s.end(), T(0));
+      for (int64_t t = 0; t < nt; ++t) {
+        int64_t row = b * nt + t;
+        const T *qt = q + row * nf, *kt = k + row * nf, *vt = v + row * nd;
+        for (int64_t f = 0; f < nf; ++f) {
+          for (int64_t d = 0; d < nd; ++d)
+            s[f * nd + d] += kt[f] * vt[d];
+          s[nf * nd + f] += kt[f];
+        }
+        if (edit.at(b, t))
+          for (int64_t j = 0; j < size; ++j)
+            s[j] = edit.apply(b, j, s[j]);
+        std::copy(s.begin(), s.end(), states + row * size);
+        T den = eps;
+        for (int64_t f = 0; f < nf; ++f)
+          den += qt[f] * s[nf * nd + f];
+        for (int64_t d = 0; d < nd; ++d) {
+          T num = 0;
+          for (int64_t f = 0; f < nf; ++f)
+            num += qt[f] * s[f * nd + d];
+          o[row * nd + d] = num / den;
+        }
+      }
+    }
+  });
+}
+
+/// Copies every state into the access's capture, when it asks for them.
+void capture(const StateAccess &a, const at::Tensor &states) {
+  if (!a.capture.defined())
+    return;
+  TORCH_CHECK(a.capture.numel() == states.numel(), "state capture: room for ", a.capture.numel(),
+              " floats, not ", states.numel());
+  a.capture.view(states.sizes()).copy_(states);
+}
+
+void refuseGrad(const char *op) {
+  TORCH_CHECK(!at::GradMode::is_enabled(), op, ": state interventions run without gradients");
+}
 } // namespace
+
+at::Tensor selectiveScan(const at::Tensor &x0, const at::Tensor &dt0, const at::Tensor &A0, const at::Tensor &B0,
+                         const at::Tensor &C0, const at::Tensor &D0, const StateAccess &access) {
+  refuseGrad("selective_scan");
+  at::Tensor x = x0.contiguous(), dt = dt0.contiguous(), A = A0.contiguous(), B = B0.contiguous(),
+             C = C0.contiguous(), D = D0.contiguous();
+  int64_t nb = x.size(0), nt = x.size(1), nd = x.size(2), nn = A.size(1);
+  at::Tensor y = at::empty_like(x), states = at::empty({nb, nt, nd, nn}, x.options());
+  at::Tensor dA = at::exp(dt.unsqueeze(-1) * A).contiguous(); // [B, T, D, N]
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "selective_scan", [&] {
+    std::vector<at::Tensor> keep;
+    Edit<scalar_t> edit = editOf<scalar_t>(access, nb, nd * nn, keep);
+    scanForward<scalar_t>(x.data_ptr<scalar_t>(), dt.data_ptr<scalar_t>(), dA.data_ptr<scalar_t>(),
+                          B.data_ptr<scalar_t>(), C.data_ptr<scalar_t>(), D.data_ptr<scalar_t>(),
+                          y.data_ptr<scalar_t>(), states.data_ptr<scalar_t>(), nb, nt, nd, nn, edit);
+  });
+  capture(access, states);
+  return y;
+}
+
+at::Tensor deltaRule(const at::Tensor &q0, const at::Tensor &k0, const at::Tensor &v0, const at::Tensor &beta0,
+                     const StateAccess &access) {
+  refuseGrad("delta_rule");
+  at::Tensor q = q0.contiguous(), k = k0.contiguous(), v = v0.contiguous(), beta = beta0.contiguous();
+  int64_t nb = q.size(0), nt = q.size(1), nk = q.size(2), nv = v.size(2);
+  at::Tensor o = at::empty({nb, nt, nv}, v.options()), states = at::empty({nb, nt, nv, nk}, v.options());
+  AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "delta_rule", [&] {
+    std::vector<at::Tensor> keep;
+    Edit<scalar_t> edit = editOf<scalar_t>(access, nb, nv * nk, keep);
+    deltaForward<scalar_t>(q.data_ptr<scalar_t>(), k.data_ptr<scalar_t>(), v.data_ptr<scalar_t>(),
+                           beta.data_ptr<scalar_t>(), o.data_ptr<scalar_t>(), states.data_ptr<scalar_t>(), nb,
+                           nt, nk, nv, edit);
+  });
+  capture(access, states);
+  return o;
+}
+
+at::Tensor linearAttention(const at::Tensor &q0, const at::Tensor &k0, const at::Tensor &v0, double eps,
+                           const StateAccess &access) {
+  refuseGrad("linear_attention");
+  at::Tensor q = q0.contiguous(), k = k0.contiguous(), v = v0.contiguous();
+  int64_t nb = q.size(0), nt = q.size(1), nf = q.size(2), nd = v.size(2);
+  at::Tensor o = at::empty({nb, nt, nd}, v.options()), states = at::empty({nb, nt, nf * nd + nf}, v.options());
+  AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "linear_attention", [&] {
+    std::vector<at::Tensor> keep;
+    Edit<scalar_t> edit = editOf<scalar_t>(access, nb, nf * nd + nf, keep);
+    linearForward<scalar_t>(q.data_ptr<scalar_t>(), k.data_ptr<scalar_t>(), v.data_ptr<scalar_t>(),
+                            o.data_ptr<scalar_t>(), states.data_ptr<scalar_t>(), nb, nt, nf, nd,
+                            static_cast<scalar_t>(eps), edit);
+  });
+  capture(access, states);
+  return o;
+}
 
 at::Tensor selectiveScan(const at::Tensor &x, const at::Tensor &delta, const at::Tensor &A,
                          const at::Tensor &B, const at::Tensor &C, const at::Tensor &D) {

@@ -143,7 +143,8 @@ std::string checkpointPath(const std::string &where) {
   return where;
 }
 
-bool restore(const std::string &where, const graph::Graph *override, Restored &out, std::string &error) {
+bool restore(const std::string &where, const graph::Graph *override, Restored &out, std::string &error,
+             std::shared_ptr<const kernels::Library> kernels) {
   out.path = checkpointPath(where);
   graph::Graph stored;
   bool ok = readCheckpointMeta(out.path, out.meta, error);
@@ -153,7 +154,7 @@ bool restore(const std::string &where, const graph::Graph *override, Restored &o
     error = "the checkpoint's graph: " + error, ok = false;
   if (ok) {
     rt::setThreads(static_cast<int>(out.config.threads));
-    out.model = rt::Model::create(override ? *override : stored, error);
+    out.model = rt::Model::create(override ? *override : stored, error, std::move(kernels));
     if (!out.model)
       error = "cannot run the model: " + error, ok = false;
   }

@@ -47,8 +47,11 @@ struct Restored {
 
 /// Reads the checkpoint's config and graph (or runs `graph` instead, e.g.
 /// the stored one rewritten for interventions, whose tensors must all be in
-/// the checkpoint) and loads the weights. False, with `error`, on failure.
-bool restore(const std::string &checkpointOrRun, const graph::Graph *graph, Restored &out, std::string &error);
+/// the checkpoint) and loads the weights; with `kernels`, the graph's fused
+/// regions run generated where the library has their kernels. False, with
+/// `error`, on failure.
+bool restore(const std::string &checkpointOrRun, const graph::Graph *graph, Restored &out, std::string &error,
+             std::shared_ptr<const kernels::Library> kernels = nullptr);
 
 } // namespace mixc::train
 

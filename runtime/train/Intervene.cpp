@@ -154,7 +154,7 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
                           const InterveneOptions &opts, std::vector<CellResult> &results, std::ostream &out) {
   Restored restored;
   std::string error;
-  if (!restore(checkpoint, &g, restored, error))
+  if (!restore(checkpoint, &g, restored, error, opts.kernels))
     return support::Status::failed(error);
   const TrainConfig &config = restored.config;
   std::unique_ptr<rt::Model> &model = restored.model;

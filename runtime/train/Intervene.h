@@ -20,11 +20,16 @@
 #include "support/Status.h"
 
 #include <cstdint>
+#include <memory>
 #include <ostream>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
+
+namespace mixc::kernels {
+class Library;
+} // namespace mixc::kernels
 
 namespace mixc::train {
 
@@ -48,6 +53,9 @@ struct InterveneOptions {
   int64_t size = 320;   // documents (the paper's eval set)
   uint64_t seed = 42;   // corruption draws
   std::set<std::string> save; // nodes whose values go to activations.safetensors (Activations.h)
+  /// The rewritten graph's generated kernels (mixc intervene --backend
+  /// generated); null: the LibTorch interpreter runs every node.
+  std::shared_ptr<const kernels::Library> kernels;
   bool quiet = false;
 };
 

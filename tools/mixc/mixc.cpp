@@ -20,6 +20,7 @@
 #include "experiments/ExperimentReport.h"
 #include "experiments/Sweep.h"
 #include "abi/Graph.h"
+#include "abi/StateLayout.h"
 #include "runtime/kernels/KernelBuild.h"
 #include "runtime/train/Config.h"
 #include "runtime/train/Intervene.h"
@@ -83,7 +84,7 @@ options:
                      patterns (layers[*].block_input)
   --size N           eval/intervene: number of test documents (default: as trained / 320)
   --rewrite FILE     compile: apply an intervention script (see --emit=mlir)
-  --backend B        compile/train: libtorch (default: one LibTorch op per node),
+  --backend B        compile/train/intervene: libtorch (default: one LibTorch op per node),
                      generated (fused regions as generated C++ kernels, compiled
                      with $MIXC_CXX or c++ into a cache: $MIXC_KERNEL_CACHE or
                      ~/.cache/mixc/kernels) or auto (generated where the kernels
@@ -168,7 +169,7 @@ const std::map<std::string, std::set<std::string>> &optionsOf() {
       {"names", {"--config", "--model", "-I", "-o", "--rewrite"}},
       {"train", {"--config", "-I", "--rewrite", "--resume", "--override", "--quiet", "--out", "--backend",
                  "--device", "--max-steps", "--stop-after", "--time-steps", "--init-from"}},
-      {"intervene", {"--out", "--size", "--save"}},
+      {"intervene", {"--out", "--size", "--save", "--backend"}},
       {"sweep", {"--scale", "--out", "--jobs", "--backend", "--dry-run", "--retry-failed"}},
       {"report", {"-o", "--title"}},
       {"eval", {"--size"}},
@@ -451,8 +452,17 @@ int cmdNames(const Options &o) {
     std::string actions = std::string(can.intervene ? "intervene" : "") + (can.intervene && can.remove ? "," : "") +
                           (can.remove ? "remove" : "");
     ss << "node   " << n.name << " " << n.op << (actions.empty() ? "" : "  [" + actions + "]") << "\n";
-    if (auto it = n.attrs.find("state_name"); it != n.attrs.end())
-      ss << "state  " << it->second.s << "  [none yet: the state stays inside the recurrence]\n";
+    if (auto it = n.attrs.find("state_name"); it != n.attrs.end()) {
+      std::vector<std::vector<int64_t>> operands;
+      for (const std::string &in : n.inputs)
+        operands.push_back(shapes.count(in) ? shapes.at(in) : std::vector<int64_t>{});
+      const std::string why = mixc::graph::stateRefusal(n.op);
+      if (why.empty())
+        ss << "state  " << it->second.s << " " << mixc::graph::stateLayout(n.op) << " = "
+           << mixc::graph::stateSize(n.op, operands) << " floats  [intervene]\n";
+      else
+        ss << "state  " << it->second.s << "  [none: " << why << "]\n";
+    }
   }
   return emit(o, ss.str());
 }
@@ -577,6 +587,9 @@ int cmdIntervene(const Options &o) {
     spec.cells.push_back({cell.label, cell.coords});
   mixc::train::InterveneOptions opts;
   opts.outDir = o.outDir;
+  opts.kernels = kernelLibrary(o, rewritten);
+  if (o.backend == "generated" && !opts.kernels)
+    return 1;
   std::string error2;
   if (!saveSet(o.save, rewritten.graph, opts.save, error2)) {
     std::cerr << "error: --save: " << error2 << "\n";

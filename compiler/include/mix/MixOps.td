@@ -393,6 +393,34 @@ def Mix_AblateOp : Mix_InterventionOp<"ablate", "ablation of a value at named po
                        OptionalAttr<DenseF32ArrayAttr>:$vector);
 }
 
+def Mix_StateEditOp : Mix_Op<"state_edit"> {
+  let summary = "an intervention on a recurrence's state, applied inside the recurrence";
+  let description = [{
+    Acts on the state S_t of the recurrence named `target` (a
+    selective_scan, delta_rule or linear_attention; layouts in
+    abi/StateLayout.h), with the batch layout of mix.patch: in cell `cell`'s
+    rows, the state after the step at `role` + `offset` (or `index` for
+    `pos`) becomes the source run's state there (`patch`), zero, the mean
+    of the source run's states there (`mean`), or is shifted by
+    noise(`sigma`) or by `vector` (`add`); the recurrence continues from
+    it, so outputs from that step on change and earlier ones do not. It has
+    no result: the recurrence reads it as an argument and keeps its fused
+    region (the kernels take the edit as a mixk_state).
+
+    ```mlir
+    mix.state_edit "layers[0].mixer.state@c0" on "layers[0].mixer.scan"
+        {cell = 0 : i64, role = "key", kind = "patch"}
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$target, I64Attr:$cell, StrAttr:$role,
+                       DefaultValuedAttr<I64Attr, "0">:$offset,
+                       DefaultValuedAttr<I64Attr, "-1">:$index,
+                       StrAttr:$kind, DefaultValuedAttr<F32Attr, "0.0">:$sigma,
+                       OptionalAttr<DenseF32ArrayAttr>:$vector);
+  let assemblyFormat = "$name `on` $target attr-dict";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Fusion (formed by -mix-fuse, after interventions)
 //===----------------------------------------------------------------------===//

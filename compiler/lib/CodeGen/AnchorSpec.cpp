@@ -104,7 +104,7 @@ struct LinearAttention : AnchorSpec {
   }
   std::string forward(const AnchorCall &c) const override {
     return "mixk::linearAttentionForward" + c.tmpl(c.n(0)) + "(" + c.ins(3) + ", " + c.y +
-           ", anchor_saved, " + sizes(c) + ", " + floatLiteral(c.eps) + ", " + c.last + ");";
+           ", anchor_saved, anchor_state, " + sizes(c) + ", " + floatLiteral(c.eps) + ", " + c.last + ");";
   }
   std::string backward(const AnchorCall &c) const override {
     return "mixk::linearAttentionBackward" + c.tmpl(c.n(0)) + "(" + c.ins(3) + ", " + c.y +
@@ -127,8 +127,8 @@ struct SelectiveScan : AnchorSpec {
     return c.cuda ? c.dims({num(c.n(0)), c.last}) : c.dims({num(c.n(0)), num(c.n(3)), c.last});
   }
   std::string forward(const AnchorCall &c) const override {
-    return "mixk::selectiveScanForward" + c.tmpl(c.n(3)) + "(" + c.ins(6) + ", " + c.y + ", anchor_saved, " +
-           sizes(c) + ");";
+    return "mixk::selectiveScanForward" + c.tmpl(c.n(3)) + "(" + c.ins(6) + ", " + c.y +
+           ", anchor_saved, anchor_state, " + sizes(c) + ");";
   }
   std::string backward(const AnchorCall &c) const override {
     return "mixk::selectiveScanBackward" + c.tmpl(c.n(3)) + "(" + c.ins(6) + ", anchor_saved, " + c.gy +
@@ -150,8 +150,8 @@ struct DeltaRule : AnchorSpec {
     return c.cuda ? c.dims({num(c.n(2)), c.last}) : c.dims({num(c.n(0)), num(c.n(2)), c.last});
   }
   std::string forward(const AnchorCall &c) const override {
-    return "mixk::deltaRuleForward" + c.tmpl(c.n(0)) + "(" + c.ins(4) + ", " + c.y + ", anchor_saved, " +
-           sizes(c) + ");";
+    return "mixk::deltaRuleForward" + c.tmpl(c.n(0)) + "(" + c.ins(4) + ", " + c.y +
+           ", anchor_saved, anchor_state, " + sizes(c) + ");";
   }
   std::string backward(const AnchorCall &c) const override {
     return "mixk::deltaRuleBackward" + c.tmpl(c.n(0)) + "(" + c.ins(4) + ", anchor_saved, " + c.gy + ", " +

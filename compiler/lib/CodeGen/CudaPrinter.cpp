@@ -86,6 +86,8 @@ private:
     os << "  mixk_dev dv{};\n";
     os << "  for (int i = 0; i < 4; ++i) dv.dims[i] = args->dims[i];\n";
     os << "  dv.ndims = args->ndims; dv.threads = args->threads; dv.saved = args->saved;\n";
+    if (!backward)
+      os << "  dv.state = args->state;\n";
     os << "  for (int i = 0; i < " << plan.args.size() << "; ++i) dv.in[i] = args->in[i];\n";
     if (!backward)
       os << "  for (int i = 0; i < " << plan.results.size() << "; ++i) dv.out[i] = args->out[i];\n";
@@ -118,6 +120,7 @@ std::string cudaArgumentBlock() {
          "  const float *gout[" + std::to_string(kMaxOutputs) + "];\n"
          "  float *gin[" + std::to_string(kMaxInputs) + "];\n"
          "  float *scratch;\n"
+         "  const mixk_state *state; /* host memory: read by the host function only */\n"
          "};\n";
 }
 

@@ -57,6 +57,8 @@ void RegionPrinter::printDeclarations(llvm::raw_ostream &os, bool backward) {
   }
   os << "  float *anchor_saved = a->saved + " << off << ";\n";
   os << "  (void)anchor_saved;\n";
+  if (!backward) // the recurrences' state interventions (abi/KernelAbi.h)
+    os << "  const mixk_state *anchor_state = a->state;\n  (void)anchor_state;\n";
   // Hoisted values, their gradients, the materialised values' gradients.
   for (Operation *o : plan.opsIn(Phase::Hoisted)) {
     Value r = o->getResult(0);

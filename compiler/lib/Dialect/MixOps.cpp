@@ -477,6 +477,23 @@ LogicalResult AblateOp::shapeRule(SmallVectorImpl<Type> &out) {
 
 #define GET_OP_CLASSES
 //===----------------------------------------------------------------------===//
+// StateEditOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult StateEditOp::verify() {
+  llvm::StringRef kind = getKind();
+  if (kind != "patch" && kind != "zero" && kind != "mean" && kind != "noise" && kind != "add")
+    return emitOpError() << "kind '" << kind << "' is none of patch, zero, mean, noise, add";
+  if (getRole() == "all")
+    return emitOpError() << "acts at one step: a state is replaced once and the recurrence carries it on";
+  if ((kind == "add") != getVector().has_value())
+    return emitOpError() << (kind == "add" ? "add needs a vector" : "only add takes a vector");
+  if (getCell() < 0)
+    return emitOpError() << "cell " << getCell() << " is negative";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // FusedOp
 //===----------------------------------------------------------------------===//
 

@@ -2,6 +2,7 @@
 #include "mix/MixOps.h"
 #include "mix/Passes.h"
 
+#include "abi/StateLayout.h"
 #include "support/Suggest.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
@@ -67,6 +68,8 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
     fn.walk([&](Operation *op) {
       if (isa<MixDialect>(op->getDialect()) && op->hasAttr("name") && !isa<ParamOp>(op))
         named.push_back(op);
+      if (op->hasAttr("state_name"))
+        states.push_back(op);
     });
     llvm::DenseSet<Operation *> removed;
     for (const dsl::RwAction &a : script.removes) {
@@ -74,6 +77,11 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
       if (!ops)
         return signalPassFailure();
       for (Operation *op : *ops) {
+        if (isStateOf(a, op)) {
+          emitError(locOf(a)) << "cannot remove '" << stateNameOf(op)
+                              << "': a recurrent state is not a node (zero or patch it instead)";
+          return signalPassFailure();
+        }
         if (!actionsOf(op).remove) {
           op->emitError() << "cannot remove '" << nameOf(op) << "' (" << op->getName()
                           << "): it has no input of its own result type to stand in for it";
@@ -89,7 +97,8 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
         if (!ops)
           return signalPassFailure();
         for (Operation *op : *ops)
-          if (failed(intervene(op, a, static_cast<int64_t>(cellIndex))))
+          if (failed(isStateOf(a, op) ? interveneOnState(op, a, static_cast<int64_t>(cellIndex))
+                                      : intervene(op, a, static_cast<int64_t>(cellIndex))))
             return signalPassFailure();
       }
   }
@@ -97,6 +106,14 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
 private:
   static std::string nameOf(Operation *op) {
     return op->getAttrOfType<StringAttr>("name").getValue().str();
+  }
+  static std::string stateNameOf(Operation *op) {
+    return op->getAttrOfType<StringAttr>("state_name").getValue().str();
+  }
+  /// Whether `a` reached `op` through its state's name rather than its own.
+  static bool isStateOf(const dsl::RwAction &a, Operation *op) {
+    return op->hasAttr("state_name") && dsl::matchesPattern(a.pattern, stateNameOf(op)) &&
+           !dsl::matchesPattern(a.pattern, nameOf(op));
   }
 
   Location locOf(const dsl::RwAction &a) {
@@ -109,13 +126,13 @@ private:
                                                 const std::vector<Operation *> &named,
                                                 const llvm::DenseSet<Operation *> &removed) {
     std::vector<Operation *> out;
-    std::vector<std::string> names;
-    for (Operation *op : named) {
-      std::string n = nameOf(op);
-      if (!removed.count(op) && dsl::matchesPattern(a.pattern, n))
+    for (Operation *op : named)
+      if (!removed.count(op) && dsl::matchesPattern(a.pattern, nameOf(op)))
         out.push_back(op);
-      names.push_back(n);
-    }
+    // A recurrence's state is reached through the recurrence's op.
+    for (Operation *op : states)
+      if (!removed.count(op) && isStateOf(a, op))
+        out.push_back(op);
     if (!out.empty())
       return out;
     // A node an earlier `remove` took out is not a typo: say so.
@@ -127,14 +144,22 @@ private:
       }
     // The three closest names help with typos and wrong layer indices; never
     // the rejected name itself, nor a removed node.
-    names.clear();
+    std::vector<std::string> names;
     for (Operation *op : named)
       if (!removed.count(op) && nameOf(op) != a.pattern)
         names.push_back(nameOf(op));
+    for (Operation *op : states)
+      if (!removed.count(op) && stateNameOf(op) != a.pattern)
+        names.push_back(stateNameOf(op));
     std::string nearest;
     for (const std::string &n : mixc::support::nearestNames(a.pattern, std::move(names), 3))
       nearest += (nearest.empty() ? "" : ", ") + n;
-    emitError(locOf(a)) << "no node matches '" << a.pattern << "'; nearest: " << nearest;
+    InFlightDiagnostic d = emitError(locOf(a)) << "no node matches '" << a.pattern << "'; nearest: " << nearest;
+    if (llvm::StringRef(a.pattern).endswith(".state"))
+      d << " (recurrent states exist for selective_scan, delta_rule and linear_attention; "
+        << (states.empty() ? "this model has none: its mixers compute by convolution or attention"
+                           : "the names above are this model's")
+        << ")";
     return std::nullopt;
   }
 
@@ -177,6 +202,44 @@ private:
     return success();
   }
 
+  /// A state_edit op after the recurrence `op`, naming it as its target.
+  LogicalResult interveneOnState(Operation *op, const dsl::RwAction &a, int64_t cell) {
+    std::string opName = op->getName().stripDialect().str(), state = stateNameOf(op);
+    if (std::string why = mixc::graph::stateRefusal(opName); !why.empty())
+      return emitError(locOf(a)) << "cannot intervene on '" << state << "', the state of '" << nameOf(op)
+                                 << "' (" << opName << "): " << why;
+    if (a.position.role == "all")
+      return emitError(locOf(a)) << "'" << state << "' takes one position (a state replaced at step P "
+                                 << "carries on through the recurrence), not 'all'";
+    std::vector<std::vector<int64_t>> operands;
+    for (Value v : op->getOperands()) {
+      auto t = v.getType().dyn_cast<RankedTensorType>();
+      if (!t)
+        return emitError(locOf(a)) << "'" << state << "': the recurrence's operand shapes are unknown";
+      operands.emplace_back(t.getShape().begin(), t.getShape().end());
+    }
+    int64_t size = mixc::graph::stateSize(opName, operands);
+    if (a.kind == "add" && static_cast<int64_t>(a.vector.size()) != size)
+      return emitError(locOf(a)) << "add(FILE) holds " << a.vector.size() << " numbers, but '" << state
+                                 << "' has " << size << " per row (" << mixc::graph::stateLayout(opName)
+                                 << ", abi/StateLayout.h)";
+    std::string name = state + "@c" + std::to_string(cell);
+    for (Operation *prior = op->getNextNode(); prior && isa<StateEditOp>(prior); prior = prior->getNextNode())
+      if (cast<StateEditOp>(prior).getName() == name)
+        return emitError(locOf(a)) << "cell " << cell << " intervenes on '" << state
+                                   << "' twice; a cell edits a state once";
+    OpBuilder b(op->getContext());
+    b.setInsertionPointAfter(op);
+    auto edit = b.create<StateEditOp>(
+        locOf(a), b.getStringAttr(name), b.getStringAttr(nameOf(op)), b.getI64IntegerAttr(cell),
+        b.getStringAttr(a.position.role), b.getI64IntegerAttr(a.position.offset),
+        b.getI64IntegerAttr(a.position.index), b.getStringAttr(a.kind),
+        b.getF32FloatAttr(static_cast<float>(a.sigma)),
+        a.kind == "add" ? b.getDenseF32ArrayAttr(SmallVector<float>(a.vector.begin(), a.vector.end()))
+                        : DenseF32ArrayAttr());
+    return verify(edit);
+  }
+
   LogicalResult parseFromOption() {
     dsl::SourceManager sm;
     std::ostringstream err;
@@ -192,6 +255,7 @@ private:
 
   dsl::RwScript script;
   std::vector<std::string> paths;
+  std::vector<Operation *> states; // ops with a `state_name`
   bool preparsed = false;
 };
 } // namespace

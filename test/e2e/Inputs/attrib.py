@@ -5,6 +5,8 @@
                                       (columns computed at different batch positions
                                       agree up to rounding, never bit for bit)
   attrib.py FILE same-as OTHER LABEL  the cell's p_patched in FILE equals OTHER's only cell
+  attrib.py FILE agrees OTHER TOL     every cell's p_patched and attrib in FILE are OTHER's
+                                      (same labels) within TOL (another back end's run)
   attrib.py FILE interval             every kept cell has attrib_lo <= attrib <= attrib_hi, and
                                       some cell's interval has a width (documents differ)
   attrib.py FILE per-example          per-example.csv beside FILE gives back the readout's
@@ -43,6 +45,16 @@ def main():
         b = float(rows(sys.argv[3])[0]["p_patched"])
         if abs(a - b) > 1e-5:
             sys.exit(f"batched p_patched {a} but alone {b}")
+    elif what == "agrees":
+        other, tol = {r["label"]: r for r in rows(sys.argv[3])}, float(sys.argv[4])
+        mine = rows(path)
+        if sorted(other) != sorted(r["label"] for r in mine):
+            sys.exit(f"cells differ: {sorted(other)} vs {[r['label'] for r in mine]}")
+        for r in mine:
+            for col in ("p_patched", "attrib"):
+                a, b = float(r[col]), float(other[r["label"]][col])
+                if abs(a - b) > tol:
+                    sys.exit(f"{r['label']}: {col} {a} here but {b} in {sys.argv[3]} (tolerance {tol})")
     elif what == "interval":
         widths = []
         for r in rows(path):

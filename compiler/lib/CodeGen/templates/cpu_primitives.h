@@ -15,6 +15,9 @@
 #ifndef MIXK_KERNEL_MATH_H // pasted before this file in generated sources
 #include "kernel_math.h"
 #endif
+#ifndef MIXC_ABI_KERNELABI_H // likewise
+#include "abi/KernelAbi.h"
+#endif
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -108,6 +111,34 @@ inline void causalConvBackward(const float *x, const float *w, const float *gy, 
       gbias[c] += sum[nk * nc + c];
 }
 
+// ------------------------------------------------------------ state access
+// A recurrence's mixk_state (abi/KernelAbi.h): every state captured, and row
+// b's state replaced or shifted after step edit_pos[b]. The state is given as
+// up to two parts in the ABI's layout (linear attention: S, then z); the
+// sweeps call this only on steps it touches, so the plain loop stays as is.
+inline bool touchesState(const mixk_state *st, int64_t b, int64_t t) {
+  return st && (st->capture || (st->edit_pos && st->edit_pos[b] == t));
+}
+
+inline void accessState(const mixk_state *st, int64_t b, int64_t t, int64_t nt, float *s0, int64_t n0,
+                        float *s1 = nullptr, int64_t n1 = 0) {
+  const int64_t size = n0 + n1;
+  if (st->edit_pos && st->edit_pos[b] == t) {
+    const float *v = st->edit_value + b * size;
+    const bool add = st->edit_add[b] != 0;
+    for (int64_t j = 0; j < n0; ++j)
+      s0[j] = add ? s0[j] + v[j] : v[j];
+    for (int64_t j = 0; j < n1; ++j)
+      s1[j] = add ? s1[j] + v[n0 + j] : v[n0 + j];
+  }
+  if (st->capture) {
+    float *c = st->capture + (b * nt + t) * size;
+    std::copy(s0, s0 + n0, c);
+    if (n1)
+      std::copy(s1, s1 + n1, c + n0);
+  }
+}
+
 // ------------------------------------------------------------ selective scan
 //   s_t = exp(Δ_t A) ⊙ s_{t−1} + Δ_t B_t x_t,   y_t = C_t · s_t + D ⊙ x_t
 // x, Δ [B,T,D]; A [D,N]; B, C [B,T,N]; D [D]. The state is held as [N][D]
@@ -129,7 +160,8 @@ inline void scanStep(const float *xr, const float *dtr, const float *At, const f
 
 inline void selectiveScanForward(const float *x, const float *dt, const float *A, const float *B,
                                  const float *C, const float *D, float *y, float *ckpt,
-                                 int64_t nb, int64_t nt, int64_t nd, int64_t nn, int threads) {
+                                 const mixk_state *st, int64_t nb, int64_t nt, int64_t nd, int64_t nn,
+                                 int threads) {
   std::vector<float> At(nn * nd);
   for (int64_t d = 0; d < nd; ++d)
     for (int64_t n = 0; n < nn; ++n)
@@ -137,7 +169,7 @@ inline void selectiveScanForward(const float *x, const float *dt, const float *A
   int64_t chunks = (nt + kScanChunk - 1) / kScanChunk;
 #pragma omp parallel for num_threads(threads)
   for (int64_t b = 0; b < nb; ++b) {
-    std::vector<float> s(nn * nd, 0.f), next(nn * nd);
+    std::vector<float> s(nn * nd, 0.f), next(nn * nd), canonical;
     for (int64_t t = 0; t < nt; ++t) {
       if (t % kScanChunk == 0)
         std::copy(s.begin(), s.end(), ckpt + ((b * chunks) + t / kScanChunk) * nn * nd);
@@ -145,6 +177,16 @@ inline void selectiveScanForward(const float *x, const float *dt, const float *A
       const float *xr = x + row * nd, *dtr = dt + row * nd, *Cr = C + row * nn;
       scanStep(xr, dtr, At.data(), B + row * nn, s.data(), next.data(), nd, nn);
       s.swap(next);
+      if (touchesState(st, b, t)) { // held [N][D] here, [D, N] in the ABI
+        canonical.resize(nn * nd);
+        for (int64_t d = 0; d < nd; ++d)
+          for (int64_t n = 0; n < nn; ++n)
+            canonical[d * nn + n] = s[n * nd + d];
+        accessState(st, b, t, nt, canonical.data(), nn * nd);
+        for (int64_t d = 0; d < nd; ++d)
+          for (int64_t n = 0; n < nn; ++n)
+            s[n * nd + d] = canonical[d * nn + n];
+      }
       float *yr = y + row * nd;
       for (int64_t d = 0; d < nd; ++d)
         yr[d] = D[d] * xr[d];
@@ -252,8 +294,8 @@ inline void deltaStep(const float *qt, const float *kt, const float *vt, float b
 }
 
 inline void deltaRuleForward(const float *q, const float *k, const float *v, const float *beta,
-                             float *o, float *ckpt, int64_t nb, int64_t nt, int64_t nk,
-                             int64_t nv, int threads) {
+                             float *o, float *ckpt, const mixk_state *st, int64_t nb, int64_t nt,
+                             int64_t nk, int64_t nv, int threads) {
   int64_t chunks = (nt + kDeltaChunk - 1) / kDeltaChunk, sz = nv * nk;
 #pragma omp parallel for num_threads(threads)
   for (int64_t b = 0; b < nb; ++b) {
@@ -262,7 +304,20 @@ inline void deltaRuleForward(const float *q, const float *k, const float *v, con
       if (t % kDeltaChunk == 0)
         std::copy(S.begin(), S.end(), ckpt + (b * chunks + t / kDeltaChunk) * sz);
       int64_t row = b * nt + t;
-      deltaStep(q + row * nk, k + row * nk, v + row * nv, beta[row], S.data(), o + row * nv, nk, nv);
+      if (!touchesState(st, b, t)) {
+        deltaStep(q + row * nk, k + row * nk, v + row * nv, beta[row], S.data(), o + row * nv, nk, nv);
+        continue;
+      }
+      // S_t first, then the access, then o_t from the state it leaves.
+      deltaStep(q + row * nk, k + row * nk, v + row * nv, beta[row], S.data(), nullptr, nk, nv);
+      accessState(st, b, t, nt, S.data(), sz);
+      const float *qt = q + row * nk;
+      for (int64_t i = 0; i < nv; ++i) {
+        float acc = 0.f;
+        for (int64_t j = 0; j < nk; ++j)
+          acc += S[i * nk + j] * qt[j];
+        o[row * nv + i] = acc;
+      }
     }
   }
 }
@@ -341,8 +396,8 @@ inline void deltaRuleBackward(const float *q, const float *k, const float *v, co
 inline int64_t linearAttentionSaved(int64_t nb, int64_t nt) { return nb * nt; }
 
 inline void linearAttentionForward(const float *q, const float *k, const float *v, float *o,
-                                   float *den, int64_t nb, int64_t nt, int64_t nf, int64_t nd,
-                                   float eps, int threads) {
+                                   float *den, const mixk_state *st, int64_t nb, int64_t nt, int64_t nf,
+                                   int64_t nd, float eps, int threads) {
 #pragma omp parallel num_threads(threads)
   {
     std::vector<float> S(nf * nd), z(nf), num(nd);
@@ -355,13 +410,27 @@ inline void linearAttentionForward(const float *q, const float *k, const float *
         const float *qt = q + row * nf, *kt = k + row * nf, *vt = v + row * nd;
         std::fill(num.begin(), num.end(), 0.f);
         float dn = eps;
-        for (int64_t f = 0; f < nf; ++f) {
-          float *Sf = S.data() + f * nd, kf = kt[f], qf = qt[f];
-          z[f] += kf;
-          dn += qf * z[f];
-          for (int64_t d = 0; d < nd; ++d) {
-            Sf[d] += kf * vt[d];
-            num[d] += qf * Sf[d];
+        if (touchesState(st, b, t)) { // S_t, z_t first; the outputs from what the access leaves
+          for (int64_t f = 0; f < nf; ++f) {
+            z[f] += kt[f];
+            for (int64_t d = 0; d < nd; ++d)
+              S[f * nd + d] += kt[f] * vt[d];
+          }
+          accessState(st, b, t, nt, S.data(), nf * nd, z.data(), nf);
+          for (int64_t f = 0; f < nf; ++f) {
+            dn += qt[f] * z[f];
+            for (int64_t d = 0; d < nd; ++d)
+              num[d] += qt[f] * S[f * nd + d];
+          }
+        } else {
+          for (int64_t f = 0; f < nf; ++f) {
+            float *Sf = S.data() + f * nd, kf = kt[f], qf = qt[f];
+            z[f] += kf;
+            dn += qf * z[f];
+            for (int64_t d = 0; d < nd; ++d) {
+              Sf[d] += kf * vt[d];
+              num[d] += qf * Sf[d];
+            }
           }
         }
         den[row] = dn;

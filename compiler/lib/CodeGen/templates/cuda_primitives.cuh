@@ -49,6 +49,30 @@ inline unsigned blocksFor(int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n);          \
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
+/// State interventions (abi/KernelAbi.h's mixk_state, passed to a kernel by
+/// value: its pointers are device memory). A thread holds part of row b's
+/// state; `at` is the ABI index of its element j.
+__device__ inline bool touchesState(const mixk_state &s, int64_t b, int64_t t) {
+  return s.capture || (s.edit_pos && s.edit_pos[b] == t);
+}
+/// Element `at` of row b's state after the access at step t (capture after the edit).
+__device__ inline float editState(const mixk_state &s, int64_t b, int64_t t, int64_t size, int64_t at,
+                                  float x) {
+  if (s.edit_pos && s.edit_pos[b] == t) {
+    float v = s.edit_value[b * size + at];
+    x = s.edit_add[b] ? x + v : v;
+  }
+  return x;
+}
+__device__ inline float accessState(const mixk_state &s, int64_t b, int64_t t, int64_t nt, int64_t size,
+                                    int64_t at, float x) {
+  x = editState(s, b, t, size, at, x);
+  if (s.capture)
+    s.capture[(b * nt + t) * size + at] = x;
+  return x;
+}
+inline mixk_state stateOrNone(const mixk_state *s) { return s ? *s : mixk_state{}; }
+
 /// atomicAdd(dst, v), summed over the warp first when all 32 lanes add to
 /// the same address (the common case: lanes are neighbouring channels of
 /// one row); otherwise each lane adds its own.
@@ -117,8 +141,8 @@ inline void causalConvBackward(const float *x, const float *w, const float *gy, 
 template <int N>
 __global__ void selectiveScanForwardKernel(const float *x, const float *dt, const float *A,
                                            const float *B, const float *C, const float *D,
-                                           float *y, float *ckpt, int64_t nb, int64_t nt,
-                                           int64_t nd) {
+                                           float *y, float *ckpt, mixk_state st, int64_t nb,
+                                           int64_t nt, int64_t nd) {
   MIXK_GRID_LOOP(i, nb * nd) {
     int64_t d = i % nd, b = i / nd, chunks = (nt + kScanChunk - 1) / kScanChunk;
     float s[N], a[N];
@@ -130,10 +154,13 @@ __global__ void selectiveScanForwardKernel(const float *x, const float *dt, cons
           ckpt[((b * chunks + t / kScanChunk) * N + n) * nd + d] = s[n];
       int64_t row = b * nt + t;
       float xv = x[row * nd + d], dv = dt[row * nd + d], acc = D[d] * xv;
-      for (int n = 0; n < N; ++n) {
+      for (int n = 0; n < N; ++n)
         s[n] = fexp(dv * a[n]) * s[n] + dv * xv * B[row * N + n];
+      if (touchesState(st, b, t)) // ABI layout [D, N]
+        for (int n = 0; n < N; ++n)
+          s[n] = accessState(st, b, t, nt, nd * N, d * N + n, s[n]);
+      for (int n = 0; n < N; ++n)
         acc += C[row * N + n] * s[n];
-      }
       y[row * nd + d] = acc;
     }
   }
@@ -189,10 +216,10 @@ __global__ void selectiveScanBackwardKernel(const float *x, const float *dt, con
 
 template <int N>
 void selectiveScanForward(const float *x, const float *dt, const float *A, const float *B,
-                          const float *C, const float *D, float *y, float *ckpt, int64_t nb,
-                          int64_t nt, int64_t nd, cudaStream_t st) {
+                          const float *C, const float *D, float *y, float *ckpt, const mixk_state *state,
+                          int64_t nb, int64_t nt, int64_t nd, cudaStream_t st) {
   MIXK_LAUNCH(selectiveScanForwardKernel<N>, blocksFor(nb * nd), kThreads, st)(x, dt, A, B, C, D, y, ckpt,
-                                                                       nb, nt, nd);
+                                                                       stateOrNone(state), nb, nt, nd);
 }
 template <int N>
 void selectiveScanBackward(const float *x, const float *dt, const float *A, const float *B,
@@ -209,8 +236,8 @@ void selectiveScanBackward(const float *x, const float *dt, const float *A, cons
 // of the others given the inputs, so each thread carries one.
 template <int K>
 __global__ void deltaRuleForwardKernel(const float *q, const float *k, const float *v,
-                                       const float *beta, float *o, float *ckpt, int64_t nb,
-                                       int64_t nt, int64_t nv) {
+                                       const float *beta, float *o, float *ckpt, mixk_state st,
+                                       int64_t nb, int64_t nt, int64_t nv) {
   MIXK_GRID_LOOP(gi, nb * nv) {
     int64_t i = gi % nv, b = gi / nv, chunks = (nt + kDeltaChunk - 1) / kDeltaChunk;
     float S[K];
@@ -226,10 +253,13 @@ __global__ void deltaRuleForwardKernel(const float *q, const float *k, const flo
       for (int j = 0; j < K; ++j)
         sk += S[j] * kt[j];
       float bu = beta[row] * (v[row * nv + i] - sk), acc = 0.f;
-      for (int j = 0; j < K; ++j) {
+      for (int j = 0; j < K; ++j)
         S[j] += bu * kt[j];
+      if (touchesState(st, b, t)) // ABI layout [V, K]: this thread's row i
+        for (int j = 0; j < K; ++j)
+          S[j] = accessState(st, b, t, nt, nv * K, i * K + j, S[j]);
+      for (int j = 0; j < K; ++j)
         acc += S[j] * qt[j];
-      }
       o[row * nv + i] = acc;
     }
   }
@@ -286,8 +316,10 @@ __global__ void deltaRuleBackwardKernel(const float *q, const float *k, const fl
 
 template <int K>
 void deltaRuleForward(const float *q, const float *k, const float *v, const float *beta, float *o,
-                      float *ckpt, int64_t nb, int64_t nt, int64_t nv, cudaStream_t st) {
-  MIXK_LAUNCH(deltaRuleForwardKernel<K>, blocksFor(nb * nv), kThreads, st)(q, k, v, beta, o, ckpt, nb, nt, nv);
+                      float *ckpt, const mixk_state *state, int64_t nb, int64_t nt, int64_t nv,
+                      cudaStream_t st) {
+  MIXK_LAUNCH(deltaRuleForwardKernel<K>, blocksFor(nb * nv), kThreads, st)(q, k, v, beta, o, ckpt,
+                                                                           stateOrNone(state), nb, nt, nv);
 }
 template <int K>
 void deltaRuleBackward(const float *q, const float *k, const float *v, const float *beta,
@@ -308,7 +340,8 @@ inline int64_t linearAttentionSaved(int64_t nb, int64_t nt) { return 2 * nb * nt
 
 template <int F>
 __global__ void linearAttentionForwardKernel(const float *q, const float *k, const float *v, float *o,
-                                             float *den, int64_t nb, int64_t nt, int64_t nd, float eps) {
+                                             float *den, mixk_state st, int64_t nb, int64_t nt, int64_t nd,
+                                             float eps) {
   MIXK_GRID_LOOP(gi, nb * nd) {
     int64_t d = gi % nd, b = gi / nd;
     float S[F], z[F];
@@ -321,6 +354,17 @@ __global__ void linearAttentionForwardKernel(const float *q, const float *k, con
       for (int f = 0; f < F; ++f) {
         z[f] += kt[f];
         S[f] += kt[f] * vd;
+      }
+      if (touchesState(st, b, t)) { // ABI layout: S [F, D] (this thread's column d), then z [F]
+        const int64_t size = F * nd + F;
+        for (int f = 0; f < F; ++f) {
+          S[f] = accessState(st, b, t, nt, size, f * nd + d, S[f]);
+          // Every thread keeps its own z: each edits it, column 0 captures it.
+          z[f] = d == 0 ? accessState(st, b, t, nt, size, F * nd + f, z[f])
+                        : editState(st, b, t, size, F * nd + f, z[f]);
+        }
+      }
+      for (int f = 0; f < F; ++f) {
         num += qt[f] * S[f];
         dn += qt[f] * z[f];
       }
@@ -381,10 +425,10 @@ __global__ void linearAttentionBackwardKernel(const float *q, const float *k, co
 
 template <int F>
 inline void linearAttentionForward(const float *q, const float *k, const float *v, float *o,
-                                   float *saved, int64_t nb, int64_t nt, int64_t nd, float eps,
-                                   cudaStream_t st) {
-  MIXK_LAUNCH(linearAttentionForwardKernel<F>, blocksFor(nb * nd), kThreads, st)(q, k, v, o, saved, nb,
-                                                                                nt, nd, eps);
+                                   float *saved, const mixk_state *state, int64_t nb, int64_t nt, int64_t nd,
+                                   float eps, cudaStream_t st) {
+  MIXK_LAUNCH(linearAttentionForwardKernel<F>, blocksFor(nb * nd), kThreads, st)(q, k, v, o, saved,
+                                                                                stateOrNone(state), nb, nt, nd, eps);
 }
 
 template <int F>

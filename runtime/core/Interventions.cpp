@@ -1,0 +1,135 @@
+//===- Interventions.cpp - patch, ablate and state edits in the batch -------===//
+#include "runtime/core/Interventions.h"
+
+namespace mixc::rt {
+namespace {
+using graph::Node;
+
+int64_t attrI(const Node &n, const char *key) { return n.attrs.at(key).i; }
+double attrF(const Node &n, const char *key, double dflt) {
+  auto it = n.attrs.find(key);
+  if (it == n.attrs.end())
+    return dflt;
+  return it->second.kind == graph::AttrValue::Kind::Int ? static_cast<double>(it->second.i) : it->second.f;
+}
+
+/// The first row of `n`'s cell in the batch, or −1 when the cell is in
+/// another block of cells.
+int64_t cellRow(const Node &n, const Model::Interventions &iv, int64_t rows) {
+  int64_t docs = iv.docs, cell = attrI(n, "cell");
+  if (cell < iv.firstCell || (iv.numCells >= 0 && cell >= iv.firstCell + iv.numCells))
+    return -1;
+  int64_t first = (cell - iv.firstCell + 2) * docs;
+  TORCH_CHECK(rows >= first + docs, "intervention node '", n.name, "' is for cell ", cell, " but the batch holds ",
+              rows / std::max<int64_t>(docs, 1) - 2, " cells");
+  return first;
+}
+} // namespace
+
+at::Tensor interventionPositions(const Node &n, const Model::Interventions &iv, int64_t T) {
+  const std::string &role = n.attrs.at("role").s;
+  at::Tensor pos;
+  if (role == "pos") {
+    pos = at::full({iv.docs}, attrI(n, "index"), at::kLong);
+  } else {
+    auto it = iv.roles.find(role);
+    TORCH_CHECK(it != iv.roles.end(), "the task has no position role '", role, "'");
+    pos = it->second + attrI(n, "offset");
+  }
+  const int64_t offset = attrI(n, "offset");
+  const std::string where = role == "pos" ? "pos(" + std::to_string(attrI(n, "index")) + ")"
+                            : offset == 0 ? role
+                                          : role + (offset > 0 ? "+" : "") + std::to_string(offset);
+  TORCH_CHECK(pos.min().item<int64_t>() >= 0 && pos.max().item<int64_t>() < T, "position ", where,
+              " falls outside documents of ", T, " tokens (positions 0..", T - 1, ")");
+  return pos;
+}
+
+at::Tensor intervene(const at::Tensor &x, const Node &n, const Model::Interventions &iv) {
+  const int64_t docs = iv.docs, first = cellRow(n, iv, x.size(0));
+  if (first < 0)
+    return x; // another block's cell
+  std::string kind = n.op == "patch" ? "patch" : n.attrs.at("kind").s;
+  double sigma = attrF(n, "sigma", 0);
+  at::Tensor out = x.clone();
+  at::Tensor source = x.slice(0, 0, docs);
+  auto value = [&](const at::Tensor &src, const at::Tensor &current) {
+    if (kind == "patch")
+      return src;
+    if (kind == "zero")
+      return at::zeros_like(current);
+    if (kind == "mean")
+      return src.mean(0, /*keepdim=*/true).expand_as(current);
+    if (kind == "add") {
+      const std::vector<double> &v = n.attrs.at("vector").floats;
+      return current + at::tensor(v, current.options().dtype(at::kDouble)).to(current.scalar_type());
+    }
+    return current + sigma * at::randn_like(current); // noise
+  };
+  if (n.attrs.at("role").s == "all") {
+    at::Tensor target = out.slice(0, first, first + docs);
+    target.copy_(value(source, target));
+    return out;
+  }
+  at::Tensor pos = interventionPositions(n, iv, x.size(1));
+  at::Tensor rows = at::arange(first, first + docs, at::kLong), src = at::arange(docs, at::kLong);
+  at::Tensor current = x.index({rows, pos});
+  out.index_put_({rows, pos}, value(x.index({src, pos}), current));
+  return out;
+}
+
+std::vector<at::Tensor> runWithStateEdits(const std::vector<const Node *> &edits, const Model::Interventions &iv,
+                                          int64_t rows, int64_t T, int64_t stateSize,
+                                          const at::TensorOptions &options, const RecurrenceRun &run) {
+  const int64_t docs = iv.docs;
+  std::vector<std::pair<const Node *, int64_t>> active; // the edits of this block's cells, their first rows
+  bool needsSource = false;
+  for (const Node *e : edits)
+    if (int64_t first = cellRow(*e, iv, rows); first >= 0) {
+      active.push_back({e, first});
+      const std::string &kind = e->attrs.at("kind").s;
+      needsSource |= kind == "patch" || kind == "mean";
+    }
+  if (active.empty())
+    return run(StateAccess{}, false);
+  const at::TensorOptions f32 = options.dtype(at::kFloat);
+  // The source run's states at every step, [docs, T, S]: patch and mean read them.
+  at::Tensor sourceStates;
+  if (needsSource) {
+    StateAccess capture;
+    capture.capture = at::empty({docs, T, stateSize}, f32);
+    run(capture, true);
+    sourceStates = capture.capture.cpu();
+  }
+  // Per row: the step after which its state is edited, the value, add or replace.
+  at::Tensor pos = at::full({rows}, -1, at::kLong), add = at::zeros({rows}, at::kInt);
+  at::Tensor value = at::zeros({rows, stateSize}, at::kFloat);
+  at::Tensor docIds = at::arange(docs, at::kLong);
+  for (const auto &[e, first] : active) {
+    at::Tensor p = interventionPositions(*e, iv, T); // [docs]
+    const std::string &kind = e->attrs.at("kind").s;
+    at::Tensor cell = at::arange(first, first + docs, at::kLong);
+    pos.index_put_({cell}, p);
+    if (kind == "patch") {
+      value.index_put_({cell}, sourceStates.index({docIds, p}));
+    } else if (kind == "mean") {
+      value.index_put_({cell}, sourceStates.index({docIds, p}).mean(0, /*keepdim=*/true).expand({docs, stateSize}));
+    } else if (kind == "noise") {
+      value.index_put_({cell}, attrF(*e, "sigma", 0) * at::randn({docs, stateSize}, at::kFloat));
+      add.index_put_({cell}, 1);
+    } else if (kind == "add") {
+      const std::vector<double> &v = e->attrs.at("vector").floats;
+      TORCH_CHECK(static_cast<int64_t>(v.size()) == stateSize, "state edit '", e->name, "' adds ", v.size(),
+                  " numbers to a state of ", stateSize);
+      value.index_put_({cell}, at::tensor(v, at::kDouble).to(at::kFloat).expand({docs, stateSize}));
+      add.index_put_({cell}, 1);
+    } // zero: value 0, replace
+  }
+  StateAccess access;
+  access.editPos = pos.to(options.device());
+  access.editValue = value.to(options.device());
+  access.editAdd = add.to(options.device());
+  return run(access, false);
+}
+
+} // namespace mixc::rt
