@@ -170,6 +170,36 @@ RwPosition parsePosition(const std::string &text, SourceLoc loc) {
   return p;
 }
 
+/// A trailing `[a:b]` or `[head=h]` on the node pattern (a name's own
+/// brackets, `layers[0]`, hold an index, `*` or nothing else), moved into
+/// the action's subspace.
+void parseSubspace(RwAction &a) {
+  const std::string &p = a.pattern;
+  size_t open = p.rfind('[');
+  if (p.empty() || p.back() != ']' || open == std::string::npos)
+    return;
+  std::string inner = p.substr(open + 1, p.size() - open - 2);
+  size_t colon = inner.find(':');
+  bool isHead = inner.rfind("head=", 0) == 0;
+  if (colon == std::string::npos && !isHead)
+    return; // an index of the name itself
+  SourceLoc at = a.loc;
+  at.col += static_cast<int>(open);
+  if (isHead) {
+    if (!parseInteger(inner.substr(5), a.head) || a.head < 0)
+      fail(at, "[head=h] needs a non-negative integer, got '" + inner.substr(5) + "'");
+  } else {
+    std::string lo = inner.substr(0, colon), hi = inner.substr(colon + 1);
+    if (!parseInteger(lo, a.lo) || !parseInteger(hi, a.hi) || a.lo < 0 || a.hi <= a.lo)
+      fail(at, "a channel range is [a:b] with integers 0 <= a < b, got '[" + inner + "]'");
+  }
+  a.pattern = p.substr(0, open);
+  if (a.pattern.empty())
+    fail(a.loc, "expected a node name before '[" + inner + "]'");
+  if (a.kind == "remove")
+    fail(at, "remove takes a whole node, not '[" + inner + "]'");
+}
+
 /// ACTION NODE at POS, with sweep variables substituted.
 RwAction parseAction(Line &l, const std::map<std::string, std::string> &vars) {
   RwAction a;
@@ -214,6 +244,7 @@ RwAction parseAction(Line &l, const std::map<std::string, std::string> &vars) {
   a.pattern = substitute(l.word(), vars, a.loc);
   if (a.pattern.empty())
     fail(a.loc, "expected a node name after '" + a.kind + "'");
+  parseSubspace(a);
   l.expectWord("at", "after the node name (write: " + a.kind + " NODE at POSITION)");
   SourceLoc ploc = l.loc();
   a.position = parsePosition(substitute(l.word(), vars, ploc), ploc);
@@ -253,6 +284,7 @@ void parseLine(Line &l, RwScript &s) {
     a.pattern = l.word();
     if (a.pattern.empty())
       fail(a.loc, "expected a node name after 'remove'");
+    parseSubspace(a);
     s.removes.push_back(a);
   } else if (head == "sweep") {
     std::vector<SweepVar> vars;

@@ -11,7 +11,9 @@
 //   sweep v in 0..2, p in {key, value}: ACTION NODE at POS    one cell per combination
 //
 // NODE is a hierarchical node name with `*` wildcards inside a segment
-// (`layers[*].mixer.conv`) and `$v` sweep variables; POS is a task role
+// (`layers[*].mixer.conv`) and `$v` sweep variables, optionally followed by
+// a subspace: `[a:b]` (channels a ≤ c < b of the last dimension) or
+// `[head=h]` (head h of a [B, T, H, ...] value); POS is a task role
 // (key, value, query, divider, answer) with an optional offset (`key+1`),
 // `pos(N)`, or `all`. Each top-level action, and each sweep combination, is
 // one cell of the experiment.
@@ -42,6 +44,9 @@ struct RwAction {
   RwPosition position;
   double sigma = 0;
   std::vector<double> vector; // add(FILE)
+  /// A subspace: channels [lo, hi) of the last dimension (NODE[lo:hi]), or
+  /// head `head` of a [B, T, H, ...] value (NODE[head=h]); −1: all of it.
+  int64_t lo = -1, hi = -1, head = -1;
   SourceLoc loc;        // of the pattern
 };
 

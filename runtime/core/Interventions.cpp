@@ -6,6 +6,10 @@ namespace {
 using graph::Node;
 
 int64_t attrI(const Node &n, const char *key) { return n.attrs.at(key).i; }
+int64_t attrI(const Node &n, const char *key, int64_t dflt) {
+  auto it = n.attrs.find(key);
+  return it == n.attrs.end() ? dflt : it->second.i;
+}
 double attrF(const Node &n, const char *key, double dflt) {
   auto it = n.attrs.find(key);
   if (it == n.attrs.end())
@@ -51,6 +55,13 @@ at::Tensor intervene(const at::Tensor &x, const Node &n, const Model::Interventi
     return x; // another block's cell
   std::string kind = n.op == "patch" ? "patch" : n.attrs.at("kind").s;
   double sigma = attrF(n, "sigma", 0);
+  const int64_t lo = attrI(n, "lo", -1), hi = attrI(n, "hi", -1), head = attrI(n, "head", -1);
+  // The subspace the node changes, of a tensor whose head dimension (of x
+  // [B, T, H, ...]) is `headDim`: channels [lo, hi) of the last dimension,
+  // head `head`, or all of it.
+  auto part = [&](const at::Tensor &t, int64_t headDim) {
+    return hi >= 0 ? t.narrow(-1, lo, hi - lo) : head >= 0 ? t.select(headDim, head) : t;
+  };
   at::Tensor out = x.clone();
   at::Tensor source = x.slice(0, 0, docs);
   auto value = [&](const at::Tensor &src, const at::Tensor &current) {
@@ -60,27 +71,32 @@ at::Tensor intervene(const at::Tensor &x, const Node &n, const Model::Interventi
       return at::zeros_like(current);
     if (kind == "mean")
       return src.mean(0, /*keepdim=*/true).expand_as(current);
-    if (kind == "add") {
+    if (kind == "add") { // the vector spans the subspace's values at one position
       const std::vector<double> &v = n.attrs.at("vector").floats;
-      return current + at::tensor(v, current.options().dtype(at::kDouble)).to(current.scalar_type());
+      const int64_t trailing = head >= 0 ? x.dim() - 3 : 1;
+      at::Tensor add = at::tensor(v, current.options().dtype(at::kDouble)).to(current.scalar_type());
+      return current + add.view(current.sizes().slice(current.dim() - trailing));
     }
     return current + sigma * at::randn_like(current); // noise
   };
   if (n.attrs.at("role").s == "all") {
-    at::Tensor target = out.slice(0, first, first + docs);
-    target.copy_(value(source, target));
+    at::Tensor target = part(out.slice(0, first, first + docs), 2); // [docs, T, ...]
+    target.copy_(value(part(source, 2), target));
     return out;
   }
   at::Tensor pos = interventionPositions(n, iv, x.size(1));
   at::Tensor rows = at::arange(first, first + docs, at::kLong), src = at::arange(docs, at::kLong);
-  at::Tensor current = x.index({rows, pos});
-  out.index_put_({rows, pos}, value(x.index({src, pos}), current));
+  at::Tensor current = x.index({rows, pos}); // [docs, ...]: a copy
+  at::Tensor target = part(current, 1);
+  target.copy_(value(part(x.index({src, pos}), 1), target.clone()));
+  out.index_put_({rows, pos}, current);
   return out;
 }
 
 std::vector<at::Tensor> runWithStateEdits(const std::vector<const Node *> &edits, const Model::Interventions &iv,
                                           int64_t rows, int64_t T, int64_t stateSize,
-                                          const at::TensorOptions &options, const RecurrenceRun &run) {
+                                          const at::TensorOptions &options, const RecurrenceRun &run,
+                                          const at::Tensor &capture) {
   const int64_t docs = iv.docs;
   std::vector<std::pair<const Node *, int64_t>> active; // the edits of this block's cells, their first rows
   bool needsSource = false;
@@ -90,16 +106,19 @@ std::vector<at::Tensor> runWithStateEdits(const std::vector<const Node *> &edits
       const std::string &kind = e->attrs.at("kind").s;
       needsSource |= kind == "patch" || kind == "mean";
     }
-  if (active.empty())
-    return run(StateAccess{}, false);
+  if (active.empty()) {
+    StateAccess plain;
+    plain.capture = capture;
+    return run(plain, false);
+  }
   const at::TensorOptions f32 = options.dtype(at::kFloat);
   // The source run's states at every step, [docs, T, S]: patch and mean read them.
   at::Tensor sourceStates;
   if (needsSource) {
-    StateAccess capture;
-    capture.capture = at::empty({docs, T, stateSize}, f32);
-    run(capture, true);
-    sourceStates = capture.capture.cpu();
+    StateAccess sourceRun;
+    sourceRun.capture = at::empty({docs, T, stateSize}, f32);
+    run(sourceRun, true);
+    sourceStates = sourceRun.capture.cpu();
   }
   // Per row: the step after which its state is edited, the value, add or replace.
   at::Tensor pos = at::full({rows}, -1, at::kLong), add = at::zeros({rows}, at::kInt);
@@ -126,6 +145,7 @@ std::vector<at::Tensor> runWithStateEdits(const std::vector<const Node *> &edits
     } // zero: value 0, replace
   }
   StateAccess access;
+  access.capture = capture;
   access.editPos = pos.to(options.device());
   access.editValue = value.to(options.device());
   access.editAdd = add.to(options.device());

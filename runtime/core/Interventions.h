@@ -36,11 +36,12 @@ using RecurrenceRun = std::function<std::vector<at::Tensor>(const StateAccess &,
 /// one run of the source block captures them; then one run of the whole
 /// batch applies every cell's edit as a per-row StateAccess. `stateSize`
 /// floats a row (abi/StateLayout.h); the arrays are made with `options`
-/// (the recurrence's device).
+/// (the recurrence's device). `capture`, when defined ([rows, T, S] f32),
+/// receives every state of the edited run.
 std::vector<at::Tensor> runWithStateEdits(const std::vector<const graph::Node *> &edits,
                                           const Model::Interventions &iv, int64_t rows, int64_t T,
                                           int64_t stateSize, const at::TensorOptions &options,
-                                          const RecurrenceRun &run);
+                                          const RecurrenceRun &run, const at::Tensor &capture = {});
 
 } // namespace mixc::rt
 

@@ -207,23 +207,30 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
     m->steps_.push_back(std::move(s));
   }
   m->outputValue_ = ids.at(m->graph_.outputs[0]);
-  // Each recurrence under state edits: its op must keep a state, and its
-  // steps learn which inputs are [B, T, ...] rows (the source block's cut).
+  // Each recurrence with an explicit state learns its state's name and size
+  // and which inputs are [B, T, ...] rows (the source block's cut); one
+  // under state edits must keep a state.
   const auto shapes = graph::valueShapes(m->graph_);
-  for (Step &s : m->steps_)
-    if (auto it = m->stateEdits_.find(s.node->name); it != m->stateEdits_.end()) {
-      if (std::string why = graph::stateRefusal(s.node->op); !why.empty()) {
-        error = "state edit '" + it->second[0]->name + "' targets '" + s.node->name + "': " + why;
-        return nullptr;
-      }
-      s.edits = &it->second;
-      std::vector<std::vector<int64_t>> operands;
-      for (const std::string &in : s.node->inputs) {
-        operands.push_back(shapes.at(in));
-        s.inputIsRow.push_back(!operands.back().empty() && operands.back()[0] == graph::kDynamic);
-      }
-      s.stateSize = graph::stateSize(s.node->op, operands);
+  for (Step &s : m->steps_) {
+    auto it = m->stateEdits_.find(s.node->name);
+    const std::string why = graph::stateRefusal(s.node->op);
+    if (it != m->stateEdits_.end() && !why.empty()) {
+      error = "state edit '" + it->second[0]->name + "' targets '" + s.node->name + "': " + why;
+      return nullptr;
     }
+    auto name = s.node->attrs.find("state_name");
+    if (name == s.node->attrs.end() || !why.empty())
+      continue;
+    s.stateName = &name->second.s;
+    if (it != m->stateEdits_.end())
+      s.edits = &it->second;
+    std::vector<std::vector<int64_t>> operands;
+    for (const std::string &in : s.node->inputs) {
+      operands.push_back(shapes.at(in));
+      s.inputIsRow.push_back(!operands.back().empty() && operands.back()[0] == graph::kDynamic);
+    }
+    s.stateSize = graph::stateSize(s.node->op, operands);
+  }
   for (const auto &[target, edits] : m->stateEdits_)
     if (!ids.count(target)) {
       error = "state edit '" + edits[0]->name + "' targets '" + target + "', which is no node";
@@ -281,9 +288,9 @@ void Model::bindRegions(const std::unordered_map<std::string, int> &ids) {
     if (stepOf[b.region->name] != static_cast<int>(i))
       continue;
     Step s{steps_[i].node, {}, -1, nullptr, &b, {}};
-    for (size_t m : members[b.region->name]) // the recurrence's state edits, if any
-      if (steps_[m].edits) {
-        s.edits = steps_[m].edits, s.stateSize = steps_[m].stateSize;
+    for (size_t m : members[b.region->name]) // the recurrence's state, if any
+      if (steps_[m].stateName) {
+        s.stateName = steps_[m].stateName, s.edits = steps_[m].edits, s.stateSize = steps_[m].stateSize;
         s.inputIsRow = b.inputIsRow;
       }
     for (const std::string &v : b.region->inputs)
@@ -340,21 +347,33 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       at::Tensor idx = options.readout->view({-1, 1, 1}).expand({-1, 1, args[0].size(-1)});
       args[0] = args[0].gather(1, idx);
     }
-    if (s.edits) {
-      TORCH_CHECK(options.interventions, "node '", s.node->name,
+    const bool saveState = s.stateName && options.observe && options.saveStates.count(*s.stateName);
+    if (s.edits || saveState) {
+      TORCH_CHECK(!s.edits || options.interventions, "node '", s.node->name,
                   "' has its state edited; run the model with `mixc intervene`");
-      const Interventions &iv = *options.interventions;
       // A [B, T, ...] input gives the batch and sequence sizes (a region's
       // first input may be a weight).
       size_t row = 0;
       while (row + 1 < args.size() && !s.inputIsRow[row])
         ++row;
       const int64_t rows = args[row].size(0), T = args[row].size(1);
+      const int64_t docs = options.interventions ? options.interventions->docs : rows;
       RecurrenceRun run = [&](const StateAccess &access, bool sourceOnly) {
-        Inputs in = sourceOnly ? sourceRows(args, s.inputIsRow, iv.docs) : args;
+        Inputs in = sourceOnly ? sourceRows(args, s.inputIsRow, docs) : args;
         return s.region ? runRegion(*s.region, in, access) : one(runWithAccess(*s.node, in, access));
       };
-      Outputs out = runWithStateEdits(*s.edits, iv, rows, T, s.stateSize, args[0].options(), run);
+      // Every state [rows, T, S], after any edit, when --save asks for it.
+      at::Tensor capture = saveState ? at::empty({rows, T, s.stateSize}, args[row].options().dtype(at::kFloat))
+                                     : at::Tensor();
+      Outputs out;
+      if (s.edits) {
+        out = runWithStateEdits(*s.edits, *options.interventions, rows, T, s.stateSize, args[row].options(), run,
+                                capture);
+      } else {
+        StateAccess access;
+        access.capture = capture;
+        out = run(access, false);
+      }
       const std::vector<int> &results = s.region ? s.regionResults : std::vector<int>{s.firstResult};
       for (size_t r = 0; r < out.size(); ++r) {
         values[results[r]] = std::move(out[r]);
@@ -362,6 +381,8 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
         if (options.observe && name.find('#') == std::string::npos)
           options.observe(name, values[results[r]]);
       }
+      if (saveState)
+        options.observe(*s.stateName, capture);
       continue;
     }
     if (s.region) {

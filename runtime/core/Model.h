@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -77,6 +78,10 @@ public:
     std::optional<at::Tensor> readout;
     /// Called with each node's name and first result after it is computed.
     std::function<void(const std::string &, const at::Tensor &)> observe;
+    /// Recurrent states (their `state_name`s) also passed to `observe`, as
+    /// [B, T, S] (every step's state, after any edit; layouts in
+    /// abi/StateLayout.h). Without gradients only.
+    std::set<std::string> saveStates;
     /// Required when the graph holds intervention nodes.
     std::optional<Interventions> interventions;
   };
@@ -96,6 +101,7 @@ private:
     std::vector<int> regionResults;      // value ids of the region's outputs
     /// A recurrence (or its region) whose state is edited: the state_edit
     /// nodes, the state's floats per row, which inputs are [B, T, ...] rows.
+    const std::string *stateName = nullptr; // a recurrence with an explicit state (abi/StateLayout.h)
     const std::vector<const graph::Node *> *edits = nullptr;
     int64_t stateSize = 0;
     std::vector<bool> inputIsRow;

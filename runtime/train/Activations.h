@@ -7,7 +7,9 @@
 //   "<node>:patched:<cell>"              [docs, T, ...]  (cell = attrib.csv's)
 // Positions past a document's end are zero. A patched value is the one the
 // nodes after it see: where the cell intervenes on the node itself, its
-// value after the intervention. Metadata: format = mixc-activations, the
+// value after the intervention. A recurrent state (`layers[0].mixer.state`)
+// is saved as [docs, T, S]: every step's state, after any edit, flattened in
+// the layout of abi/StateLayout.h. Metadata: format = mixc-activations, the
 // model, the documents, the cells' labels (JSON list), the readout.
 //
 //===----------------------------------------------------------------------===//

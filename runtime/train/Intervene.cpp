@@ -206,10 +206,12 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
                   {"query", int64Slice(d.queryPos, i, j)},   {"divider", int64Slice(d.dividerPos, i, j)},
                   {"answer", int64Slice(d.queryPos, i, j) + 1}};
       o.interventions = iv;
-      if (saver)
+      if (saver) {
         o.observe = [&](const std::string &name, const at::Tensor &value) {
           saver->observe(name, value, i, m, c0, cells, spec.swap);
         };
+        o.saveStates = opts.save; // the recurrent states among the names
+      }
       at::Tensor logits = model->forward(at::cat(blocks, 0), o).squeeze(1);     // [(cells+2)m, V]
       logits = logits.view({cells + 2, m, logits.size(-1)});                    // [cells+2, m, V]
       at::Tensor target = int64Slice(d.target, i, j);                            // [m]

@@ -81,7 +81,8 @@ options:
   --format F         export: safetensors (the only format)
   --save NAMES       intervene: also write these nodes' values (clean, corrupted, each
                      cell) to activations.safetensors; comma-separated names or
-                     patterns (layers[*].block_input)
+                     patterns (layers[*].block_input), recurrent states included
+                     (layers[*].mixer.state: [docs, T, S], every step's state)
   --size N           eval/intervene: number of test documents (default: as trained / 320)
   --rewrite FILE     compile: apply an intervention script (see --emit=mlir)
   --backend B        compile/train/intervene: libtorch (default: one LibTorch op per node),
@@ -532,16 +533,17 @@ int cmdTrain(const Options &o) {
   return report(mixc::train::train(config, result.graph, run, {std::cout, std::cerr}));
 }
 
-/// --save: each comma-separated name or pattern to the graph's nodes it
-/// matches (the intervention copies "X@c<k>" are saved as X's patched value).
+/// --save: each comma-separated name or pattern to the graph's nodes and
+/// recurrent states it matches (the intervention copies "X@c<k>" are saved
+/// as X's patched value).
 bool saveSet(const std::string &list, const mixc::graph::Graph &g, std::set<std::string> &out, std::string &error) {
   std::vector<std::string> names;
-  std::set<std::string> states;
+  std::map<std::string, std::string> states; // name -> why it cannot be saved ("" when it can)
   for (const auto &n : g.nodes) {
     if (n.name.find('@') == std::string::npos)
       names.push_back(n.name);
     if (auto it = n.attrs.find("state_name"); it != n.attrs.end())
-      states.insert(it->second.s);
+      states[it->second.s] = mixc::graph::stateRefusal(n.op);
   }
   for (const std::string &pattern : splitCommas(list)) {
     if (pattern.empty())
@@ -550,12 +552,20 @@ bool saveSet(const std::string &list, const mixc::graph::Graph &g, std::set<std:
     for (const std::string &name : names)
       if (mixc::dsl::matchesPattern(pattern, name))
         out.insert(name), ++matched;
-    bool state = false;
-    for (const std::string &s : states)
-      state |= mixc::dsl::matchesPattern(pattern, s);
+    for (const auto &[state, why] : states) {
+      if (!mixc::dsl::matchesPattern(pattern, state))
+        continue;
+      if (!why.empty()) {
+        error = "cannot save '" + state + "': " + why;
+        return false;
+      }
+      out.insert(state), ++matched;
+    }
     if (matched == 0) {
-      error = state ? "'" + pattern + "' is a recurrent state, which stays inside the recurrence: not saved yet"
-                    : "no node matches '" + pattern + "'" + mixc::support::didYouMean(pattern, names);
+      std::vector<std::string> all = names;
+      for (const auto &[state, why] : states)
+        all.push_back(state);
+      error = "no node matches '" + pattern + "'" + mixc::support::didYouMean(pattern, all);
       return false;
     }
   }

@@ -373,10 +373,16 @@ class Mix_InterventionOp<string mnemonic, string what> : Mix_UnaryOp<mnemonic, w
     intervention cell c. Only cell `cell`'s rows change, at the positions
     given by `role` (a task role such as `key`, `value`, `query`, `divider`,
     `answer`; or `all`; or `pos` with `index`) shifted by `offset`.
+    A subspace limits the change to channels [`lo`, `hi`) of the last
+    dimension (`NODE[lo:hi]`), or to head `head` of a [B, T, H, ...] value
+    (`NODE[head=h]`); −1: the whole vector.
   }];
   let arguments = (ins StrAttr:$name, F32Tensor:$x, I64Attr:$cell, StrAttr:$role,
                        DefaultValuedAttr<I64Attr, "0">:$offset,
-                       DefaultValuedAttr<I64Attr, "-1">:$index);
+                       DefaultValuedAttr<I64Attr, "-1">:$index,
+                       DefaultValuedAttr<I64Attr, "-1">:$lo,
+                       DefaultValuedAttr<I64Attr, "-1">:$hi,
+                       DefaultValuedAttr<I64Attr, "-1">:$head);
 }
 
 def Mix_PatchOp : Mix_InterventionOp<"patch",
@@ -389,6 +395,9 @@ def Mix_AblateOp : Mix_InterventionOp<"ablate", "ablation of a value at named po
   let arguments = (ins StrAttr:$name, F32Tensor:$x, I64Attr:$cell, StrAttr:$role,
                        DefaultValuedAttr<I64Attr, "0">:$offset,
                        DefaultValuedAttr<I64Attr, "-1">:$index,
+                       DefaultValuedAttr<I64Attr, "-1">:$lo,
+                       DefaultValuedAttr<I64Attr, "-1">:$hi,
+                       DefaultValuedAttr<I64Attr, "-1">:$head,
                        StrAttr:$kind, DefaultValuedAttr<F32Attr, "0.0">:$sigma,
                        OptionalAttr<DenseF32ArrayAttr>:$vector);
 }

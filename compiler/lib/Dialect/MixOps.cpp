@@ -194,7 +194,6 @@ MIX_SAME_AS_INPUT(SoftplusOp)
 MIX_SAME_AS_INPUT(SigmoidOp)
 MIX_SAME_AS_INPUT(TapOp)
 MIX_SAME_AS_INPUT(L2NormOp)
-MIX_SAME_AS_INPUT(PatchOp)
 #undef MIX_SAME_AS_INPUT
 
 //===----------------------------------------------------------------------===//
@@ -462,15 +461,53 @@ LogicalResult DeltaRuleOp::shapeRule(SmallVectorImpl<Type> &out) {
   return success();
 }
 
+/// An intervention's subspace on x [B, T, ...]: channels [lo, hi) of the
+/// last dimension, or head `head` of dimension 2 (x [B, T, H, ...]), or the
+/// whole vector (all −1). `width` gets the values it changes per position
+/// (unknown: kDynamic).
+static LogicalResult subspaceRule(Operation *op, Value x, int64_t lo, int64_t hi, int64_t head, int64_t &width) {
+  ArrayRef<int64_t> d = dims(x);
+  width = d.back();
+  if (head >= 0 && (lo >= 0 || hi >= 0))
+    return op->emitOpError() << "takes a channel range or a head, not both";
+  if (lo >= 0 || hi >= 0) {
+    if (lo < 0 || hi <= lo)
+      return op->emitOpError() << "channel range [" << lo << ":" << hi << ") is empty or negative";
+    if (!ShapedType::isDynamic(d.back()) && hi > d.back())
+      return op->emitOpError() << "channel range [" << lo << ":" << hi << ") exceeds the " << d.back()
+                               << " channels of the last dimension";
+    width = hi - lo;
+  } else if (head >= 0) {
+    if (d.size() < 4)
+      return op->emitOpError() << "head " << head << " needs a [B, T, H, ...] value; this one has rank "
+                               << d.size();
+    if (!ShapedType::isDynamic(d[2]) && head >= d[2])
+      return op->emitOpError() << "head " << head << " is out of range: the value has " << d[2] << " heads";
+    width = 1;
+    for (size_t k = 3; k < d.size(); ++k)
+      width = ShapedType::isDynamic(d[k]) || ShapedType::isDynamic(width) ? ShapedType::kDynamic : width * d[k];
+  }
+  return success();
+}
+
+LogicalResult PatchOp::shapeRule(SmallVectorImpl<Type> &out) {
+  int64_t width;
+  if (failed(subspaceRule(*this, getX(), getLo(), getHi(), getHead(), width)))
+    return failure();
+  return sameAsInput(*this, getX(), out);
+}
+
 LogicalResult AblateOp::shapeRule(SmallVectorImpl<Type> &out) {
   StringRef kind = getKind();
   if (kind != "zero" && kind != "mean" && kind != "noise" && kind != "add")
     return emitOpError() << "kind must be zero, mean, noise or add, got '" << kind << "'";
   if ((kind == "add") != getVector().has_value())
     return emitOpError() << "takes a vector exactly when its kind is add";
+  int64_t width;
+  if (failed(subspaceRule(*this, getX(), getLo(), getHi(), getHead(), width)))
+    return failure();
   if (kind == "add" && failed(expectDim(*this, "the added vector's length",
-                                        static_cast<int64_t>(getVector()->size()),
-                                        dims(getX()).back())))
+                                        static_cast<int64_t>(getVector()->size()), width)))
     return failure();
   return sameAsInput(*this, getX(), out);
 }

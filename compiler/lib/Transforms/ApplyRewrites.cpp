@@ -163,17 +163,49 @@ private:
     return std::nullopt;
   }
 
+  /// The values per position a subspace of `op`'s result spans (its last
+  /// dimension when there is none); errors located at the script.
+  FailureOr<int64_t> subspaceWidth(Operation *op, const dsl::RwAction &a) {
+    ArrayRef<int64_t> d = op->getResult(0).getType().cast<RankedTensorType>().getShape();
+    auto shape = [&] {
+      std::string s = "[B, T";
+      for (size_t k = 2; k < d.size(); ++k)
+        s += ", " + (ShapedType::isDynamic(d[k]) ? std::string("?") : std::to_string(d[k]));
+      return s + "]";
+    };
+    if (a.hi >= 0) {
+      if (!ShapedType::isDynamic(d.back()) && a.hi > d.back())
+        return emitError(locOf(a)) << "channels [" << a.lo << ":" << a.hi << ") of '" << nameOf(op)
+                                   << "' do not exist: its value is " << shape() << ", " << d.back()
+                                   << " channels";
+      return a.hi - a.lo;
+    }
+    if (a.head >= 0) {
+      if (d.size() < 4)
+        return emitError(locOf(a)) << "'" << nameOf(op) << "' has no head dimension: its value is " << shape()
+                                   << "; [head=h] takes a [B, T, H, ...] value (use [a:b] for channels)";
+      if (!ShapedType::isDynamic(d[2]) && a.head >= d[2])
+        return emitError(locOf(a)) << "head " << a.head << " of '" << nameOf(op) << "' does not exist: its value is "
+                                   << shape() << ", " << d[2] << " heads";
+      int64_t width = 1;
+      for (size_t k = 3; k < d.size(); ++k)
+        width *= d[k];
+      return width;
+    }
+    return d.back();
+  }
+
   LogicalResult intervene(Operation *op, const dsl::RwAction &a, int64_t cell) {
     if (!actionsOf(op).intervene)
       return emitError(locOf(a)) << "cannot intervene on '" << nameOf(op)
                                  << "': it is not a [B, T, ...] value";
-    if (a.kind == "add") { // located here rather than as the verifier's op dump
-      int64_t width = op->getResult(0).getType().cast<RankedTensorType>().getShape().back();
-      if (static_cast<int64_t>(a.vector.size()) != width)
-        return emitError(locOf(a)) << "add(FILE) holds " << a.vector.size() << " numbers, but '"
-                                   << nameOf(op) << "' has " << width
-                                   << " values per position (its last dimension)";
-    }
+    FailureOr<int64_t> width = subspaceWidth(op, a);
+    if (failed(width))
+      return failure();
+    if (a.kind == "add" && static_cast<int64_t>(a.vector.size()) != *width) // located, not an op dump
+      return emitError(locOf(a)) << "add(FILE) holds " << a.vector.size() << " numbers, but '" << nameOf(op)
+                                 << "' has " << *width << " values per position"
+                                 << (a.hi >= 0 || a.head >= 0 ? " in the subspace" : " (its last dimension)");
     OpBuilder b(op->getContext());
     b.setInsertionPointAfter(op);
     Value x = op->getResult(0);
@@ -187,6 +219,9 @@ private:
     state.addAttribute("role", b.getStringAttr(a.position.role));
     state.addAttribute("offset", b.getI64IntegerAttr(a.position.offset));
     state.addAttribute("index", b.getI64IntegerAttr(a.position.index));
+    state.addAttribute("lo", b.getI64IntegerAttr(a.lo));
+    state.addAttribute("hi", b.getI64IntegerAttr(a.hi));
+    state.addAttribute("head", b.getI64IntegerAttr(a.head));
     if (!patch) {
       state.addAttribute("kind", b.getStringAttr(a.kind));
       state.addAttribute("sigma", b.getF32FloatAttr(static_cast<float>(a.sigma)));
@@ -211,6 +246,9 @@ private:
     if (a.position.role == "all")
       return emitError(locOf(a)) << "'" << state << "' takes one position (a state replaced at step P "
                                  << "carries on through the recurrence), not 'all'";
+    if (a.hi >= 0 || a.head >= 0)
+      return emitError(locOf(a)) << "'" << state << "' is edited whole: a subspace ([a:b], [head=h]) "
+                                 << "applies to node values only";
     std::vector<std::vector<int64_t>> operands;
     for (Value v : op->getOperands()) {
       auto t = v.getType().dyn_cast<RankedTensorType>();

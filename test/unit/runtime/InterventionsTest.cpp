@@ -191,3 +191,73 @@ TEST(Interventions, PatchingFromAnIdenticalSourceChangesNothing) {
   // And, up to batch-size rounding, the plain model.
   EXPECT_LT((out.slice(0, 3, 6) - plain->forward(docs)).abs().max().item<double>(), 1e-6);
 }
+
+namespace {
+/// The value of `node` (its patched copy `node@c0` when intervened) for one
+/// forward of `m`.
+at::Tensor observed(const Model &m, const at::Tensor &tokens, Model::Options o, const std::string &node) {
+  at::Tensor value;
+  o.observe = [&](const std::string &name, const at::Tensor &v) {
+    if (name == node)
+      value = v.clone();
+  };
+  m.forward(tokens, o);
+  return value;
+}
+} // namespace
+
+// NODE[a:b]: only channels a..b−1 at the position come from the source run;
+// the other channels and positions keep the base run's values.
+TEST(Interventions, AChannelRangePatchesThoseChannelsOnly) {
+  at::set_num_threads(1);
+  graph::Graph g = compileGraph("based", {{"d", "16"}, {"vocab", "20"}});
+  graph::Graph patched = rewrite(g, "patch layers[1].block_input[4:10] at key\n");
+  auto a = model(patched);
+  a->initParameters(3);
+  torch::NoGradGuard noGrad;
+  at::Tensor source = at::randint(3, 20, {4, 9}, at::kLong), base = at::randint(3, 20, {4, 9}, at::kLong);
+  Model::Options o = layout(4, 9); // key at position 1
+  at::Tensor before = observed(*a, at::cat({source, base, base}, 0), o, "layers[1].block_input");
+  at::Tensor after = observed(*a, at::cat({source, base, base}, 0), o, "layers[1].block_input@c0");
+  ASSERT_TRUE(before.defined() && after.defined());
+  at::Tensor src = before.slice(0, 0, 4), b = before.slice(0, 4, 8), cell = after.slice(0, 8, 12);
+  at::Tensor want = b.clone();
+  want.select(1, 1).narrow(-1, 4, 6).copy_(src.select(1, 1).narrow(-1, 4, 6));
+  EXPECT_LT(relativeDifference(cell, want), 1e-6);
+  EXPECT_GT(relativeDifference(cell, b), 1e-3) << "the patch changed nothing";
+}
+
+// NODE[head=h] on H3's per-head outer products [B, T, H, head_dim²]; and
+// add(FILE) spans the head's values.
+TEST(Interventions, AHeadPatchesThatHeadOnly) {
+  at::set_num_threads(1);
+  graph::Graph g = compileGraph("h3", {{"d", "16"}, {"vocab", "20"}});
+  std::string dir = ::testing::TempDir();
+  {
+    std::ofstream v(dir + "/head.txt");
+    for (int i = 0; i < 4; ++i) // head_dim² = 4
+      v << 0.5 * (i + 1) << " ";
+  }
+  graph::Graph patched = rewrite(g, "patch layers[0].mixer.kv[head=3] at all\n"
+                                    "add(head.txt) layers[0].mixer.kv[head=1] at value\n",
+                                 dir + "/h.rw");
+  auto a = model(patched);
+  a->initParameters(4);
+  torch::NoGradGuard noGrad;
+  at::Tensor source = at::randint(3, 20, {2, 9}, at::kLong), base = at::randint(3, 20, {2, 9}, at::kLong);
+  Model::Options o = layout(2, 9); // value at position 2
+  at::Tensor tokens = at::cat({source, base, base, base}, 0);
+  at::Tensor before = observed(*a, tokens, o, "layers[0].mixer.kv");
+  at::Tensor patch = observed(*a, tokens, o, "layers[0].mixer.kv@c0");
+  at::Tensor add = observed(*a, tokens, o, "layers[0].mixer.kv@c1");
+  ASSERT_TRUE(before.defined() && patch.defined() && add.defined());
+  ASSERT_EQ(before.dim(), 4);
+  at::Tensor src = before.slice(0, 0, 2), b = before.slice(0, 2, 4);
+  at::Tensor want = b.clone();
+  want.select(2, 3).copy_(src.select(2, 3));
+  EXPECT_LT(relativeDifference(patch.slice(0, 4, 6), want), 1e-6);
+  // Cell 1's rows (block 3) of its own copy: head 1 at the value shifted by 1..4 × 0.5.
+  at::Tensor shifted = b.clone();
+  shifted.select(1, 2).select(1, 1).add_(at::tensor({0.5, 1.0, 1.5, 2.0}, at::kFloat));
+  EXPECT_LT(relativeDifference(add.slice(0, 6, 8), shifted), 1e-6);
+}
