@@ -14,3 +14,11 @@ cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebI
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="${OPT_FLAGS:--O2 -g1 -DNDEBUG}" "$@" > "$LOG" 2>&1 \
   || { cat "$LOG"; exit 1; }
 ninja -C "$BUILD_DIR" -j "${JOBS:-$(nproc)}"
+# `import mixc` from Debian's python3: a .pth file in the user's site-packages
+# pointing at the package the build assembled (build/python/mixc).
+if [ -d "$BUILD_DIR/python/mixc" ] && [ -x /usr/bin/python3 ]; then
+  site=$(/usr/bin/python3 -m site --user-site 2>/dev/null || true)
+  if [ -n "$site" ] && mkdir -p "$site" 2>/dev/null; then
+    echo "$(cd "$BUILD_DIR/python" && pwd)" > "$site/mixc.pth"
+  fi
+fi

@@ -8,6 +8,7 @@ PACKAGES=(
   libtorch-dev libopenblas0-pthread
   libgtest-dev nlohmann-json3-dev libtomlplusplus-dev
   clang-16 libclang-rt-16-dev
+  python3-dev python3-torch pybind11-dev python3-pytest
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

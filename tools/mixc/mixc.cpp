@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "dsl/Frontend.h"
 #include "mix/Compiler.h"
+#include "mix/Names.h"
 #include "dsl/Rewrite.h"
 #include "experiments/ExperimentReport.h"
 #include "experiments/Sweep.h"
@@ -437,35 +438,7 @@ int cmdNames(const Options &o) {
   mix::CompileResult result;
   if (!compileFile(o, o.files[0], result))
     return 1;
-  std::ostringstream ss;
-  for (const auto &in : result.graph.inputs)
-    ss << "input  " << in.name << "\n";
-  for (const auto &p : result.graph.params)
-    ss << (p.trainable ? "param  " : "buffer ") << p.name << "\n";
-  // After each node: what a rewrite script may do to it (the pass's own rule).
-  const auto shapes = mixc::graph::valueShapes(result.graph);
-  for (const auto &n : result.graph.nodes) {
-    const std::vector<int64_t> *first = nullptr;
-    if (!n.inputs.empty())
-      if (auto it = shapes.find(n.inputs[0]); it != shapes.end())
-        first = &it->second;
-    mixc::dsl::NodeActions can = mixc::dsl::nodeActions(n.shapes, first);
-    std::string actions = std::string(can.intervene ? "intervene" : "") + (can.intervene && can.remove ? "," : "") +
-                          (can.remove ? "remove" : "");
-    ss << "node   " << n.name << " " << n.op << (actions.empty() ? "" : "  [" + actions + "]") << "\n";
-    if (auto it = n.attrs.find("state_name"); it != n.attrs.end()) {
-      std::vector<std::vector<int64_t>> operands;
-      for (const std::string &in : n.inputs)
-        operands.push_back(shapes.count(in) ? shapes.at(in) : std::vector<int64_t>{});
-      const std::string why = mixc::graph::stateRefusal(n.op);
-      if (why.empty())
-        ss << "state  " << it->second.s << " " << mixc::graph::stateLayout(n.op) << " = "
-           << mixc::graph::stateSize(n.op, operands) << " floats  [intervene]\n";
-      else
-        ss << "state  " << it->second.s << "  [none: " << why << "]\n";
-    }
-  }
-  return emit(o, ss.str());
+  return emit(o, mix::formatNamedPoints(mix::namedPoints(result.graph)));
 }
 int cmdTrain(const Options &o) {
   if (o.files.size() > 1)

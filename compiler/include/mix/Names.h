@@ -1,0 +1,36 @@
+//===- Names.h - a compiled model's intervention points ----------*- C++ -*-===//
+//
+// What `mixc names` prints and the Python module's `names()` returns: every
+// input, parameter, node and recurrent state of a runtime graph, with what a
+// rewrite script may do to it (the rewrite pass's own rules: dsl::nodeActions
+// for nodes, abi/StateLayout.h for states).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MIX_NAMES_H
+#define MIX_NAMES_H
+
+#include "abi/Graph.h"
+
+#include <string>
+#include <vector>
+
+namespace mix {
+
+struct NamedPoint {
+  std::string kind;                 // input, param, buffer, node, state
+  std::string name;
+  std::string op;                   // node: its op; state: its recurrence's op
+  std::vector<std::string> actions; // node: intervene, remove; state: intervene
+  std::string note;                 // state: "[D, N] = 512 floats", or why it has no actions
+};
+
+/// In graph order: inputs, parameters and buffers, then each node followed
+/// by its recurrent state, if any.
+std::vector<NamedPoint> namedPoints(const mixc::graph::Graph &g);
+
+/// The listing `mixc names` prints, one point a line.
+std::string formatNamedPoints(const std::vector<NamedPoint> &points);
+
+} // namespace mix
+
+#endif

@@ -1,0 +1,66 @@
+//===- Names.cpp - a compiled model's intervention points -------------------===//
+#include "mix/Names.h"
+
+#include "abi/StateLayout.h"
+#include "dsl/Rewrite.h"
+
+#include <sstream>
+
+namespace mix {
+
+std::vector<NamedPoint> namedPoints(const mixc::graph::Graph &g) {
+  std::vector<NamedPoint> out;
+  for (const auto &in : g.inputs)
+    out.push_back({"input", in.name, "", {}, ""});
+  for (const auto &p : g.params)
+    out.push_back({p.trainable ? "param" : "buffer", p.name, "", {}, ""});
+  const auto shapes = mixc::graph::valueShapes(g);
+  for (const auto &n : g.nodes) {
+    const std::vector<int64_t> *first = nullptr;
+    if (!n.inputs.empty())
+      if (auto it = shapes.find(n.inputs[0]); it != shapes.end())
+        first = &it->second;
+    mixc::dsl::NodeActions can = mixc::dsl::nodeActions(n.shapes, first);
+    NamedPoint node{"node", n.name, n.op, {}, ""};
+    if (can.intervene)
+      node.actions.push_back("intervene");
+    if (can.remove)
+      node.actions.push_back("remove");
+    out.push_back(std::move(node));
+    auto it = n.attrs.find("state_name");
+    if (it == n.attrs.end())
+      continue;
+    NamedPoint state{"state", it->second.s, n.op, {}, mixc::graph::stateRefusal(n.op)};
+    if (state.note.empty()) {
+      std::vector<std::vector<int64_t>> operands;
+      for (const std::string &in : n.inputs)
+        operands.push_back(shapes.count(in) ? shapes.at(in) : std::vector<int64_t>{});
+      state.note = mixc::graph::stateLayout(n.op) + " = " +
+                   std::to_string(mixc::graph::stateSize(n.op, operands)) + " floats";
+      state.actions.push_back("intervene");
+    }
+    out.push_back(std::move(state));
+  }
+  return out;
+}
+
+std::string formatNamedPoints(const std::vector<NamedPoint> &points) {
+  std::ostringstream ss;
+  for (const NamedPoint &p : points) {
+    std::string actions;
+    for (const std::string &a : p.actions)
+      actions += (actions.empty() ? "" : ",") + a;
+    if (p.kind == "state") {
+      ss << "state  " << p.name << (actions.empty() ? "  [none: " + p.note + "]" : " " + p.note + "  [" + actions + "]")
+         << "\n";
+      continue;
+    }
+    ss << p.kind << std::string(7 - p.kind.size(), ' ') << p.name; // columns as before: "buffer " is the widest
+    if (p.kind == "node")
+      ss << " " << p.op << (actions.empty() ? "" : "  [" + actions + "]");
+    ss << "\n";
+  }
+  return ss.str();
+}
+
+} // namespace mix

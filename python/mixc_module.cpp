@@ -1,0 +1,223 @@
+//===- mixc_module.cpp - the `mixc` Python module (pybind11) ----------------===//
+//
+// The C++ half of `import mixc` (python/mixc/__init__.py is the other):
+// compile a .mix file or load a run, call the model on torch tensors (the
+// same LibTorch build as Debian's python3-torch, so tensors and autograd
+// cross without copies), take named values out, list the intervention
+// points, and run a `.rw` script on a run. Errors are Python exceptions
+// with the compiler's located messages.
+//
+//===----------------------------------------------------------------------===//
+#include "dsl/Frontend.h"
+#include "dsl/Rewrite.h"
+#include "mix/Compiler.h"
+#include "mix/Names.h"
+#include "runtime/core/Model.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/train/Intervene.h"
+
+#include <torch/extension.h>
+
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace py = pybind11;
+using mixc::rt::Model;
+
+namespace {
+
+/// A compiled or loaded model with its graph.
+struct PyModel {
+  std::unique_ptr<Model> model;
+  std::string source; // the .mix file or run it came from, for repr()
+
+  const Model &get() const {
+    if (!model)
+      throw std::runtime_error("mixc: the model is empty");
+    return *model;
+  }
+
+  static void checkTokens(const at::Tensor &tokens) {
+    if (tokens.dim() != 2 || tokens.scalar_type() != at::kLong)
+      throw py::value_error("mixc: tokens must be a [batch, time] torch.int64 tensor, got " +
+                            std::string(c10::toString(tokens.scalar_type())) + " of " +
+                            std::to_string(tokens.dim()) + " dimensions");
+  }
+
+  /// tokens [B, T] int64 -> logits [B, T, V]; differentiable in the
+  /// parameters (torch autograd records the LibTorch ops).
+  at::Tensor forward(const at::Tensor &tokens) const {
+    checkTokens(tokens);
+    return get().forward(tokens);
+  }
+
+  /// The logits and every node (and, without gradients, recurrent state)
+  /// whose name matches one of `patterns` (all nodes when empty).
+  std::pair<at::Tensor, std::map<std::string, at::Tensor>> runWithCache(const at::Tensor &tokens,
+                                                                       const std::vector<std::string> &patterns) const {
+    checkTokens(tokens);
+    auto wanted = [&](const std::string &name) {
+      if (patterns.empty())
+        return true;
+      for (const std::string &p : patterns)
+        if (mixc::dsl::matchesPattern(p, name))
+          return true;
+      return false;
+    };
+    std::set<std::string> known;
+    Model::Options o;
+    for (const mix::NamedPoint &p : mix::namedPoints(get().graph())) {
+      known.insert(p.name);
+      if (p.kind == "state" && !p.actions.empty() && !patterns.empty() && wanted(p.name))
+        o.saveStates.insert(p.name);
+    }
+    for (const std::string &p : patterns) {
+      bool any = false;
+      for (const std::string &n : known)
+        any |= mixc::dsl::matchesPattern(p, n);
+      if (!any)
+        throw py::key_error("mixc: no node matches '" + p + "' (mixc.names(model) lists them)");
+    }
+    if (!o.saveStates.empty() && at::GradMode::is_enabled())
+      throw std::runtime_error("mixc: recurrent states (" + *o.saveStates.begin() +
+                               ") are read without gradients: call under torch.no_grad()");
+    std::map<std::string, at::Tensor> cache;
+    o.observe = [&](const std::string &name, const at::Tensor &value) {
+      if (name.find('#') == std::string::npos && name.find('@') == std::string::npos && wanted(name))
+        cache[name] = value;
+    };
+    at::Tensor logits = get().forward(tokens, o);
+    return {logits, cache};
+  }
+
+  std::vector<std::pair<std::string, at::Tensor>> parameters() const { return get().tensors(); }
+};
+
+std::vector<mixc::dsl::ConfigEntry> configEntries(const std::map<std::string, std::string> &config) {
+  std::vector<mixc::dsl::ConfigEntry> out;
+  for (const auto &[k, v] : config)
+    out.push_back({k, v});
+  return out;
+}
+
+/// Front end and compiler up to the runtime graph; the messages in `err`.
+mix::CompileResult compileGraph(const std::string &path, const std::map<std::string, std::string> &config,
+                                const std::string &modelName, const std::vector<std::string> &include) {
+  std::vector<std::string> dirs = include;
+  dirs.push_back(MIXC_SOURCE_ROOT);
+  mixc::dsl::Frontend fe(dirs);
+  std::ostringstream err;
+  mix::CompileResult result;
+  std::optional<mixc::dsl::Program> program;
+  if (fe.load(path, err))
+    program = fe.elaborate(modelName, configEntries(config), err);
+  if (!program || !mix::compileProgram(*program, fe.sources(), mix::Stage::Lowered, result, err))
+    throw std::runtime_error("mixc: cannot compile " + path + ":\n" + err.str());
+  return result;
+}
+
+PyModel compileModel(const std::string &path, const std::map<std::string, std::string> &config,
+                     const std::string &modelName, const std::vector<std::string> &include, uint64_t seed) {
+  mix::CompileResult result = compileGraph(path, config, modelName, include);
+  std::string error;
+  PyModel m;
+  m.model = Model::create(result.graph, error);
+  if (!m.model)
+    throw std::runtime_error("mixc: " + error);
+  m.model->initParameters(seed);
+  m.source = path;
+  return m;
+}
+
+PyModel loadRun(const std::string &run) {
+  mixc::train::Restored restored;
+  std::string error;
+  if (!mixc::train::restore(run, nullptr, restored, error))
+    throw std::runtime_error("mixc: cannot load " + run + ": " + error);
+  PyModel m;
+  m.model = std::move(restored.model);
+  m.source = run;
+  // Loaded weights are plain tensors: make the trainable ones leaves that
+  // collect gradients, as in a compiled model.
+  const auto &params = m.model->graph().params;
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].trainable)
+      m.model->tensors()[i].second.requires_grad_(true);
+  return m;
+}
+
+py::list pointsToPython(const std::vector<mix::NamedPoint> &points) {
+  py::list out;
+  for (const mix::NamedPoint &p : points) {
+    py::dict d;
+    d["kind"] = p.kind, d["name"] = p.name, d["op"] = p.op, d["actions"] = p.actions, d["note"] = p.note;
+    out.append(d);
+  }
+  return out;
+}
+
+/// The Attrib table of `script` on the run, as columns (dict of lists).
+py::dict intervene(const std::string &run, const std::string &script, int64_t size, const std::string &outDir,
+                   const std::vector<std::string> &save) {
+  std::string graphJson, checkpoint, error;
+  mixc::graph::Graph graph;
+  if (!mixc::train::checkpointGraph(run, graphJson, checkpoint, error) ||
+      !mixc::graph::fromJson(graphJson, graph, error))
+    throw std::runtime_error("mixc: cannot load " + run + ": " + error);
+  mixc::dsl::SourceManager sources;
+  mixc::dsl::RwScript rw;
+  std::ostringstream err;
+  mix::CompileResult rewritten;
+  if (!mixc::dsl::loadRewrite(script, sources, rw, err) || !mix::rewriteGraph(graph, rw, sources, rewritten, err))
+    throw std::runtime_error("mixc: " + script + ":\n" + err.str());
+  mixc::train::InterveneSpec spec;
+  spec.corrupt = rw.corrupt, spec.swap = rw.swap, spec.readout = rw.readout;
+  for (const auto &cell : rw.cells)
+    spec.cells.push_back({cell.label, cell.coords});
+  mixc::train::InterveneOptions opts;
+  opts.outDir = outDir;
+  opts.size = size;
+  opts.quiet = true;
+  opts.save.insert(save.begin(), save.end());
+  std::vector<mixc::train::CellResult> results;
+  std::ostringstream table;
+  if (mixc::support::Status s = mixc::train::intervene(checkpoint, rewritten.graph, spec, opts, results, table);
+      !s.isOk())
+    throw std::runtime_error("mixc: " + s.message());
+  py::list label, pClean, pCorrupt, pPatched, attrib, lo, hi, kept;
+  for (size_t c = 0; c < results.size(); ++c) {
+    const mixc::train::CellResult &r = results[c];
+    label.append(rw.cells[c].label);
+    pClean.append(r.pClean), pCorrupt.append(r.pCorrupt), pPatched.append(r.pPatched);
+    attrib.append(r.kept ? py::cast(r.attrib) : py::none());
+    lo.append(r.interval.valid ? py::cast(r.interval.lo) : py::none());
+    hi.append(r.interval.valid ? py::cast(r.interval.hi) : py::none());
+    kept.append(r.kept);
+  }
+  py::dict out;
+  out["label"] = label, out["p_clean"] = pClean, out["p_corrupt"] = pCorrupt, out["p_patched"] = pPatched;
+  out["attrib"] = attrib, out["attrib_lo"] = lo, out["attrib_hi"] = hi, out["kept"] = kept;
+  out["readout"] = rw.readout;
+  out["report"] = table.str();
+  return out;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_mixc, m) {
+  m.doc() = "mixc's C++ core (use the `mixc` package: python/mixc/__init__.py)";
+  py::class_<PyModel>(m, "Model")
+      .def("forward", &PyModel::forward, py::arg("tokens"))
+      .def("run_with_cache", &PyModel::runWithCache, py::arg("tokens"), py::arg("names"))
+      .def("parameters", &PyModel::parameters)
+      .def("names", [](const PyModel &p) { return pointsToPython(mix::namedPoints(p.get().graph())); })
+      .def("graph_json", [](const PyModel &p) { return mixc::graph::toJson(p.get().graph()); })
+      .def_property_readonly("model_name", [](const PyModel &p) { return p.get().graph().model; })
+      .def_readonly("source", &PyModel::source);
+  m.def("compile", &compileModel, py::arg("path"), py::arg("config"), py::arg("model"), py::arg("include"),
+        py::arg("seed"));
+  m.def("load", &loadRun, py::arg("run"));
+  m.def("intervene", &intervene, py::arg("run"), py::arg("script"), py::arg("size"), py::arg("out"),
+        py::arg("save"));
+}

@@ -1,0 +1,176 @@
+"""The `mixc` Python module against references computed here: torch autograd
+against finite differences, cached values against the embedding table and
+the logits, a loaded run's weights against `mixc export`'s safetensors (read
+by a parser written from the format), and `mixc.intervene` against the CLI's
+attrib.csv."""
+import csv
+import json
+import os
+import struct
+import subprocess
+
+import pytest
+import torch
+
+import mixc
+
+ROOT = os.environ.get("MIXC_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
+MIXC = os.environ.get("MIXC_BIN", os.path.join(ROOT, "build", "bin", "mixc"))
+
+
+def stdlib(name):
+    return os.path.join(ROOT, "stdlib", name + ".mix")
+
+
+def tokens(b=3, t=9, vocab=20, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(3, vocab, (b, t), generator=g, dtype=torch.int64)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A tiny trained Based run (the e2e tests' AR variant, a few hundred steps)."""
+    out = tmp_path_factory.mktemp("run") / "run"
+    subprocess.run([MIXC, "train", os.path.join(ROOT, "test", "e2e", "Inputs", "tiny-ar-short.toml"),
+                    "--quiet", "--out", str(out)], check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def test_compile_and_call():
+    m = mixc.compile(stdlib("based"), d=16, vocab=20)
+    logits = m(tokens())
+    assert logits.shape == (3, 9, 20) and logits.dtype == torch.float32
+    assert torch.isfinite(logits).all()
+    assert m.model_name == "based_lm"
+    # The same seed gives the same weights; another seed other weights.
+    again = mixc.compile(stdlib("based"), d=16, vocab=20)
+    other = mixc.compile(stdlib("based"), d=16, vocab=20, seed=1)
+    assert torch.equal(again(tokens()), logits)
+    assert not torch.allclose(other(tokens()), logits)
+
+
+def test_gradients_flow_and_match_finite_differences():
+    m = mixc.compile(stdlib("attention"), d=16, vocab=20)
+    x = tokens()
+    w = torch.randn(3, 9, 20, generator=torch.Generator().manual_seed(1))
+    p = m.parameters()["layers[0].mixer.Wqkv.weight"]
+    assert p.requires_grad
+    (m(x) * w).sum().backward()
+    assert p.grad is not None and p.grad.abs().sum() > 0
+    # Central differences on a few entries (float32: a loose tolerance).
+    eps = 1e-2
+    with torch.no_grad():
+        for idx in [(0, 0), (5, 3), (20, 7), (47, 15)]:
+            old = p[idx].item()
+            p[idx] = old + eps
+            up = (m(x) * w).sum().item()
+            p[idx] = old - eps
+            down = (m(x) * w).sum().item()
+            p[idx] = old
+            fd = (up - down) / (2 * eps)
+            assert abs(fd - p.grad[idx].item()) <= 2e-2 * max(1.0, abs(fd)), (idx, fd, p.grad[idx].item())
+
+
+def test_run_with_cache():
+    m = mixc.compile(stdlib("attention"), d=16, vocab=20)
+    x = tokens()
+    logits, cache = m.run_with_cache(x, names=["layers[*].block_input", "embed"])
+    assert torch.allclose(logits, m(x))
+    assert sorted(k for k in cache if k.startswith("layers")) == ["layers[0].block_input", "layers[1].block_input"]
+    for k in ("layers[0].block_input", "layers[1].block_input"):
+        assert cache[k].shape == (3, 9, 16)
+    # Layer 0's input is the token embedding plus the position embedding.
+    params = m.parameters()
+    assert torch.equal(cache["embed"], params["wte"][x])
+    want = params["wte"][x] + params["wpe"][: x.shape[1]]
+    assert torch.allclose(cache["layers[0].block_input"], want, atol=1e-6)
+    # Every node when no names are given.
+    _, everything = m.run_with_cache(x)
+    assert len(everything) > 20 and "layers[1].mixer_output" in everything
+
+
+def test_recurrent_states_in_the_cache():
+    m = mixc.compile(stdlib("mamba"), d=16, vocab=20)
+    x = tokens()
+    with torch.no_grad():
+        _, cache = m.run_with_cache(x, names="layers[0].mixer.state")
+    s = cache["layers[0].mixer.state"]
+    assert s.shape == (3, 9, 32 * 16)  # [B, T, d_inner × d_state]
+    assert (s[:, 1:] != s[:, :-1]).any()
+    with pytest.raises(RuntimeError, match="without gradients"):
+        m.run_with_cache(x, names="layers[0].mixer.state")
+
+
+def test_errors_are_python_exceptions():
+    m = mixc.compile(stdlib("based"), d=16, vocab=20)
+    with pytest.raises(KeyError, match="no node matches 'layers\\[9\\].block_input'"):
+        m.run_with_cache(tokens(), names=["layers[9].block_input"])
+    with pytest.raises(ValueError, match="int64"):
+        m(tokens().float())
+    with pytest.raises(RuntimeError, match="unknown config key 'no_such_parameter'"):
+        mixc.compile(stdlib("based"), d=16, no_such_parameter=3)
+    with pytest.raises(RuntimeError, match="cannot load"):
+        mixc.load("/nonexistent/run")
+
+
+def test_compile_errors_are_located(tmp_path):
+    bad = tmp_path / "bad.mix"
+    bad.write_text("model m(d: int = 4) {\n  input tokens: [B, T] int\n  let x = no_such_op(tokens)\n  return x\n}\n")
+    with pytest.raises(RuntimeError, match=r"bad.mix:3:\d+: error: .*no_such_op"):
+        mixc.compile(bad)
+
+
+def test_names():
+    points = mixc.names(stdlib("mamba"), d=16)
+    states = [p for p in points if p["kind"] == "state"]
+    assert [s["name"] for s in states] == ["layers[0].mixer.state", "layers[1].mixer.state"]
+    assert states[0]["actions"] == ["intervene"] and "512 floats" in states[0]["note"]
+    node = next(p for p in points if p["name"] == "layers[0].mixer_output")
+    assert node["kind"] == "node" and "intervene" in node["actions"]
+    h3 = [p for p in mixc.names(stdlib("h3"), d=16) if p["kind"] == "state"]
+    assert h3 and h3[0]["actions"] == [] and "implicit" in h3[0]["note"]
+    # The same points `mixc names` prints.
+    cli = subprocess.run([MIXC, "names", stdlib("mamba"), "-c", "d=16"], check=True, capture_output=True,
+                         text=True).stdout.split("\n")
+    assert [line.split()[1] for line in cli if line] == [p["name"] for p in points]
+
+
+def read_safetensors(path):
+    raw = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    header.pop("__metadata__", None)
+    out = {}
+    for name, t in header.items():
+        b, e = t["data_offsets"]
+        out[name] = torch.tensor(struct.unpack(f"<{(e - b) // 4}f", raw[8 + n + b:8 + n + e])).view(t["shape"])
+    return out
+
+
+def test_load_has_the_runs_weights(run):
+    m = mixc.load(run)
+    subprocess.run([MIXC, "export", str(run)], check=True, stdout=subprocess.DEVNULL)
+    exported = read_safetensors(run / "weights.safetensors")
+    params = m.parameters()
+    assert sorted(exported) == sorted(params)
+    for name, t in exported.items():
+        assert torch.equal(params[name].detach(), t), name
+    logits = m(tokens(vocab=36))
+    assert logits.shape[-1] == 36
+    logits.sum().backward()
+    assert params["wte"].requires_grad and params["wte"].grad is not None
+
+
+def test_intervene_matches_the_cli(run, tmp_path):
+    script = os.path.join(ROOT, "examples", "interventions", "block-inputs.rw")
+    table = mixc.intervene(run, script, size=64, out=tmp_path / "py")
+    subprocess.run([MIXC, "intervene", str(run), script, "--size", "64", "--out", str(tmp_path / "cli")],
+                   check=True, stdout=subprocess.DEVNULL)
+    rows = list(csv.DictReader(open(tmp_path / "cli" / "attrib.csv")))
+    assert table["label"] == [r["label"] for r in rows]
+    for i, r in enumerate(rows):
+        assert abs(table["p_patched"][i] - float(r["p_patched"])) < 1e-5
+        if r["kept"] == "1":
+            assert abs(table["attrib"][i] - float(r["attrib"])) < 1e-5
+    assert os.path.exists(tmp_path / "py" / "attrib.csv")
+    assert "layer=1 position=value" in table["report"]
