@@ -23,15 +23,29 @@ std::string num(double x) {
   return b;
 }
 
-/// The frame: title, y grid 0..1 in steps of 0.25, and the y axis title.
+/// A text's width in pixels at `fontSize`, generously (0.6 em a character:
+/// sans-serif letters average about 0.5 em); UTF-8 continuation bytes do
+/// not count.
+int textWidth(const std::string &text, double fontSize) {
+  int chars = 0;
+  for (unsigned char c : text)
+    chars += (c & 0xC0) != 0x80;
+  return static_cast<int>(std::ceil(0.6 * fontSize * chars));
+}
+
+/// A picture `width` wide, widened when the title (13 px, from x = 10) needs it.
+int fitTitle(int width, const std::string &title) { return std::max(width, 20 + textWidth(title, 13)); }
+
+/// The frame: title, y grid 0..1 in steps of 0.25 (to `xEnd`, by default
+/// the right margin), and the y axis title.
 void frame(std::ostringstream &s, int width, int height, int x0, int y0, int plotH,
-           const std::string &title, const std::string &yLabel = "") {
+           const std::string &title, const std::string &yLabel = "", int xEnd = -1) {
   s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height
     << "' font-family='sans-serif' font-size='11'>\n<rect width='100%' height='100%' fill='white'/>\n"
     << "<text x='10' y='18' font-size='13'>" << escape(title) << "</text>\n";
   for (int k = 0; k <= 4; ++k) {
     double y = y0 + plotH - plotH * k / 4.0;
-    s << "<line x1='" << x0 << "' x2='" << width - 10 << "' y1='" << y << "' y2='" << y
+    s << "<line x1='" << x0 << "' x2='" << (xEnd < 0 ? width - 10 : xEnd) << "' y1='" << y << "' y2='" << y
       << "' stroke='#ddd'/>\n<text x='" << x0 - 5 << "' y='" << y + 4 << "' text-anchor='end'>"
       << num(k / 4.0) << "</text>\n";
   }
@@ -40,10 +54,18 @@ void frame(std::ostringstream &s, int width, int height, int x0, int y0, int plo
       << escape(yLabel) << "</text>\n";
 }
 
-/// A legend row of coloured swatches under the plot, three to a line.
-void legend(std::ostringstream &s, const std::vector<std::string> &series, int y, bool lines) {
+/// Legend entries per line in a plot `width` wide (150 px an entry, at most 3).
+int legendColumns(int width) { return std::clamp((width - 10) / 150, 1, 3); }
+int legendRows(size_t entries, int width) {
+  const int cols = legendColumns(width);
+  return static_cast<int>((entries + cols - 1) / cols);
+}
+
+/// Legend rows of coloured swatches under the plot, as many to a line as fit.
+void legend(std::ostringstream &s, const std::vector<std::string> &series, int y, bool lines, int width) {
+  const size_t cols = static_cast<size_t>(legendColumns(width));
   for (size_t k = 0; k < series.size(); ++k) {
-    int lx = 10 + static_cast<int>(k % 3) * 150, ly = y + 16 * static_cast<int>(k / 3);
+    int lx = 10 + static_cast<int>(k % cols) * 150, ly = y + 16 * static_cast<int>(k / cols);
     if (lines)
       s << "<line x1='" << lx << "' x2='" << lx + 12 << "' y1='" << ly - 4 << "' y2='" << ly - 4
         << "' stroke='" << kColours[k % 7] << "' stroke-width='2.5'/>";
@@ -59,8 +81,9 @@ std::string barChart(const std::string &title, const std::vector<std::string> &c
                      const std::vector<std::vector<double>> &values, const std::string &yLabel) {
   const int barW = 14, gap = 18, x0 = 55, y0 = 40, plotH = 180;
   const int groupW = static_cast<int>(series.size()) * barW + gap;
-  const int width = std::max(360, x0 + groupW * static_cast<int>(categories.size()) + 70); // room for the last tilted label
-  const int height = y0 + plotH + 110 + 16 * static_cast<int>((series.size() + 2) / 3);
+  const int width = fitTitle(std::max(360, x0 + groupW * static_cast<int>(categories.size()) + 70), // the last tilted label
+                             title);
+  const int height = y0 + plotH + 110 + 16 * legendRows(series.size(), width);
   std::ostringstream s;
   frame(s, width, height, x0, y0, plotH, title, yLabel);
   for (size_t c = 0; c < categories.size(); ++c) {
@@ -82,7 +105,7 @@ std::string barChart(const std::string &title, const std::vector<std::string> &c
     s << "<text transform='translate(" << cx << "," << y0 + plotH + 12
       << ") rotate(35)' font-size='10'>" << escape(categories[c]) << "</text>\n";
   }
-  legend(s, series, y0 + plotH + 95, false);
+  legend(s, series, y0 + plotH + 95, false, width);
   s << "</svg>\n";
   return s.str();
 }
@@ -102,9 +125,8 @@ std::string lineChart(const std::string &title, const std::string &xLabel, const
   const int x0 = 55, y0 = 40, plotH = 220;
   const int gaps = static_cast<int>(std::max<size_t>(xs.size(), 2) - 1);
   const int step = std::max(90, 320 / gaps), plotW = step * gaps + 40;
-  const int width = std::max(480, x0 + plotW + 30);
-  const int legendRows = static_cast<int>((series.size() + 2) / 3) + (kinds.empty() ? 0 : 1);
-  const int height = y0 + plotH + 55 + 16 * legendRows;
+  const int width = fitTitle(std::max(480, x0 + plotW + 30), title);
+  const int height = y0 + plotH + 55 + 16 * (legendRows(series.size(), width) + (kinds.empty() ? 0 : 1));
   std::ostringstream s;
   frame(s, width, height, x0, y0, plotH, title, yLabel);
   auto X = [&](size_t i) { return x0 + 20 + step * static_cast<int>(i); };
@@ -159,9 +181,9 @@ std::string lineChart(const std::string &title, const std::string &xLabel, const
     }
   }
   const int legendY = y0 + plotH + 52;
-  legend(s, series, legendY, true);
+  legend(s, series, legendY, true, width);
   for (size_t k = 0; k < kinds.size(); ++k) {
-    double lx = 16 + 110.0 * k, ly = legendY + 16 * static_cast<int>((series.size() + 2) / 3);
+    double lx = 16 + 110.0 * k, ly = legendY + 16 * legendRows(series.size(), width);
     s << marker(lx, ly - 4, kinds[k], "#555") << "/><text x='" << lx + 10 << "' y='" << ly << "'>"
       << escape(kinds[k]) << "</text>\n";
   }
@@ -171,9 +193,11 @@ std::string lineChart(const std::string &title, const std::string &xLabel, const
 
 std::string scatterPlot(const std::string &title, const std::string &xLabel,
                         const std::string &yLabel, const std::vector<Point> &points) {
-  const int x0 = 45, y0 = 40, plot = 260, width = x0 + plot + 140, height = y0 + plot + 45;
+  // x0 leaves the rotated y title clear of the tick values; the grid stops
+  // at x = 1, where the x ticks end (the margin on the right is for labels).
+  const int x0 = 62, y0 = 40, plot = 260, width = fitTitle(x0 + plot + 140, title), height = y0 + plot + 45;
   std::ostringstream s;
-  frame(s, width, height, x0, y0, plot, title);
+  frame(s, width, height, x0, y0, plot, title, "", x0 + plot);
   for (int k = 0; k <= 4; ++k)
     s << "<text x='" << x0 + plot * k / 4 << "' y='" << y0 + plot + 14 << "' text-anchor='middle'>"
       << num(k / 4.0) << "</text>\n";
