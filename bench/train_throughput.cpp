@@ -12,6 +12,7 @@
 // the implied time for one epoch of the paper's AR (3126 steps), and the
 // ratio of tokens/s to the first back end listed.
 #include "dsl/Frontend.h"
+#include "runtime/train/FusedAdamW.h"
 #include "mix/Compiler.h"
 #include "runtime/core/Model.h"
 #include "runtime/core/Primitives.h"
@@ -60,7 +61,7 @@ Timing timeTraining(mixc::rt::Model &model, const at::Tensor &tokens, const at::
     opt.zero_grad();
     loss.backward();
     double t2 = now();
-    opt.step();
+    mixc::train::fusedAdamWStep(opt); // the trainer's step (bench/adamw_step compares it with LibTorch's)
     double t3 = now();
     if (s >= 0)
       t.fwd += t1 - t0, t.bwd += t2 - t1, t.upd += t3 - t2;

@@ -10,6 +10,7 @@
 #include "runtime/core/Model.h"
 #include "runtime/train/Batches.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/train/FusedAdamW.h"
 #include "runtime/train/Report.h"
 #include "runtime/train/Weights.h"
 #include "support/FileLock.h"
@@ -72,7 +73,7 @@ StepResult trainStep(rt::Model &m, torch::optim::AdamW &optimizer, const tasks::
   at::Tensor loss = at::cross_entropy_loss(logits, batch.target);
   optimizer.zero_grad();
   loss.backward();
-  optimizer.step();
+  fusedAdamWStep(optimizer); // AdamW's update in one loop per tensor (FusedAdamW.h)
   return {first, loss, logits, batch.target};
 }
 
