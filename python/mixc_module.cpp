@@ -138,12 +138,6 @@ PyModel loadRun(const std::string &run) {
   PyModel m;
   m.model = std::move(restored.model);
   m.source = run;
-  // Loaded weights are plain tensors: make the trainable ones leaves that
-  // collect gradients, as in a compiled model.
-  const auto &params = m.model->graph().params;
-  for (size_t i = 0; i < params.size(); ++i)
-    if (params[i].trainable)
-      m.model->tensors()[i].second.requires_grad_(true);
   return m;
 }
 

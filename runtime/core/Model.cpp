@@ -176,7 +176,10 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
     }
     ids[p.name] = m->numValues_;
     m->paramValues_.push_back(m->numValues_++);
-    m->tensors_.push_back({p.name, at::zeros(p.shape, at::kFloat)});
+    // Trainable ones are leaves that collect gradients from the start, so a
+    // model restored from a checkpoint (weights copied in) is differentiable
+    // as a freshly initialised one (attribution, the Python module).
+    m->tensors_.push_back({p.name, at::zeros(p.shape, at::kFloat).set_requires_grad(p.trainable)});
   }
   for (const graph::Node &n : m->graph_.nodes) {
     auto it = opTable().find(n.op);
@@ -397,9 +400,9 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
     }
     Outputs out;
     if (!s.fn) {
-      TORCH_CHECK(options.interventions, "node '", s.node->name,
+      TORCH_CHECK(options.interventions || options.probes, "node '", s.node->name,
                   "' is an intervention; run the model with `mixc intervene`");
-      out = one(intervene(args[0], *s.node, *options.interventions));
+      out = one(options.probes ? args[0] : intervene(args[0], *s.node, *options.interventions));
     } else {
       out = s.fn(args, *s.node);
     }

@@ -84,6 +84,10 @@ public:
     std::set<std::string> saveStates;
     /// Required when the graph holds intervention nodes.
     std::optional<Interventions> interventions;
+    /// Attribution (train/Attribute.h): patch and ablate nodes pass their
+    /// input through unchanged, as probes whose observed values and their
+    /// gradients give the first-order estimate of each cell's effect.
+    bool probes = false;
   };
 
   /// tokens [B, T] int64 -> the graph's first output (logits).

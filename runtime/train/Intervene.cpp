@@ -37,10 +37,6 @@ bool checkpointGraph(const std::string &where, std::string &graphJson, std::stri
   return true;
 }
 
-namespace {
-/// Replaces, per document, the key in context (or its value) by a uniformly
-/// drawn other token of the task's corruption range: another key id on AR
-/// (also for the value: tinylang's quirk), another terminal on ATR (§6).
 std::vector<int32_t> corruptTokens(const tasks::Dataset &d, int64_t n, const std::string &what,
                                    uint64_t seed) {
   std::vector<int32_t> out(d.tokens.begin(), d.tokens.begin() + n * d.seqLen);
@@ -59,6 +55,8 @@ std::vector<int32_t> corruptTokens(const tasks::Dataset &d, int64_t n, const std
   }
   return out;
 }
+
+namespace {
 
 std::string fmt(double x) {
   char buf[32];
@@ -92,6 +90,8 @@ void writePerExample(const std::string &path, const std::string &readout, const 
 }
 
 /// A layers × positions grid when the cells come from a two-variable sweep.
+} // namespace
+
 void writeHeatmap(const std::string &path, const InterveneSpec &spec,
                   const std::vector<CellResult> &res, const std::string &title) {
   std::vector<std::string> rows, cols;
@@ -148,7 +148,6 @@ void writeHeatmap(const std::string &path, const InterveneSpec &spec,
   s << "</svg>\n";
   writeFileAtomically(path, s.str());
 }
-} // namespace
 
 support::Status intervene(const std::string &checkpoint, const graph::Graph &g, const InterveneSpec &spec,
                           const InterveneOptions &opts, std::vector<CellResult> &results, std::ostream &out) {

@@ -31,6 +31,10 @@ namespace mixc::kernels {
 class Library;
 } // namespace mixc::kernels
 
+namespace mixc::tasks {
+struct Dataset;
+} // namespace mixc::tasks
+
 namespace mixc::train {
 
 struct Cell {
@@ -66,6 +70,15 @@ struct CellResult {
   bool kept = false; // denominator > 0.01
   Interval interval; // Attrib's 95 % bootstrap interval over documents (Bootstrap.h)
 };
+
+/// The corrupted copy of the first `n` documents of `d` (`what`: key, value
+/// or none): per document the key in context (or its value) replaced by a
+/// uniformly drawn other token of the task's corruption range (§6).
+std::vector<int32_t> corruptTokens(const tasks::Dataset &d, int64_t n, const std::string &what, uint64_t seed);
+
+/// A heatmap of the cells' Attrib (two sweep coordinates: rows, columns) as SVG.
+void writeHeatmap(const std::string &path, const InterveneSpec &spec, const std::vector<CellResult> &res,
+                  const std::string &title);
 
 /// The graph stored in a checkpoint (or run folder), as JSON.
 bool checkpointGraph(const std::string &checkpointOrRun, std::string &graphJson,

@@ -6,6 +6,7 @@
 //   mixc train   [CONFIG.toml] [--resume] [--quiet] [--out DIR]   (no config: built-in default)
 //   mixc eval    RUN_DIR|CHECKPOINT [--size N]
 //   mixc intervene RUN_DIR|CHECKPOINT SCRIPT.rw [--size N] [--out DIR]
+//   mixc attribute RUN_DIR|CHECKPOINT SCRIPT.rw [--size N] [--out DIR] [--check]
 //   mixc compile FILE.mix --rewrite SCRIPT.rw --emit=mlir   (the rewritten IR)
 //   mixc sweep SWEEP.toml [--scale NAME] [--jobs N] [--out DIR] [--dry-run] [--retry-failed]
 //   mixc report SWEEP_DIR... [-o report.md] [--title T]
@@ -24,6 +25,7 @@
 #include "abi/StateLayout.h"
 #include "runtime/kernels/KernelBuild.h"
 #include "runtime/train/Config.h"
+#include "runtime/train/Attribute.h"
 #include "runtime/train/Intervene.h"
 #include "runtime/train/Trainer.h"
 #include "runtime/train/Weights.h"
@@ -60,6 +62,11 @@ commands:
   intervene RUN|CKPT SCRIPT.rw
                      run an intervention script (patching, ablations, removals):
                      Attrib per cell as a table, attrib.csv and heatmap.svg
+  attribute RUN|CKPT SCRIPT.rw
+                     attribution patching: the first-order estimate of every
+                     `patch` cell's Attrib from one forward and one backward
+                     (attribution.csv, attribution.svg); --check also runs the
+                     exact interventions and prints the correlation
   sweep SWEEP.toml   run a grid of training runs (+ interventions), resumable:
                      results.csv and attrib.csv in the sweep's folder
   report DIR...      markdown report (accuracy, Attrib, plots) over sweep folders
@@ -75,6 +82,7 @@ options:
                      (comma-separated: train.max_steps, train.eval_every,
                      train.eval_size, train.checkpoint_every, train.early_stop_acc)
   --quiet            train: no progress bar
+  --check            attribute: also run the exact interventions and compare
   --out DIR          train: override [output] dir
   --max-steps N      train: override [train] max_steps (a quick look at a config)
   --init-from FILE   train: start from the weights in FILE (mixc export's
@@ -114,6 +122,7 @@ struct Options {
   std::string emit = "graph";
   std::string output;
   bool resume = false, quiet = false;
+  bool check = false; // attribute --check: the exact interventions too
   std::set<std::string> overrides; // --override: settings --resume may change
   int64_t stopAfter = 0, maxSteps = 0, timeSteps = 0;
   std::string outDir;
@@ -172,6 +181,7 @@ const std::map<std::string, std::set<std::string>> &optionsOf() {
       {"train", {"--config", "-I", "--rewrite", "--resume", "--override", "--quiet", "--out", "--backend",
                  "--device", "--max-steps", "--stop-after", "--time-steps", "--init-from"}},
       {"intervene", {"--out", "--size", "--save", "--backend"}},
+      {"attribute", {"--out", "--size", "--check", "--backend"}},
       {"sweep", {"--scale", "--out", "--jobs", "--backend", "--dry-run", "--retry-failed"}},
       {"report", {"-o", "--title"}},
       {"eval", {"--size"}},
@@ -267,6 +277,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       }
     } else if (a == "--quiet") {
       o.quiet = true;
+    } else if (a == "--check") {
+      o.check = true;
     } else if (is("--out")) {
       o.outDir = value("--out");
     } else if (is("--rewrite")) {
@@ -545,29 +557,60 @@ bool saveSet(const std::string &list, const mixc::graph::Graph &g, std::set<std:
   return true;
 }
 
-int cmdIntervene(const Options &o) {
-  if (o.files.size() != 2)
-    return usage("intervene takes a run folder (or checkpoint) and a .rw script");
-  std::string graphJson, checkpoint, error;
+/// A run's checkpoint and graph with a .rw script applied, and the cells.
+struct ScriptRun {
+  std::string checkpoint;
+  mix::CompileResult rewritten;
+  mixc::train::InterveneSpec spec;
+};
+bool loadScriptRun(const Options &o, const char *command, ScriptRun &run) {
+  if (o.files.size() != 2) {
+    usage(std::string(command) + " takes a run folder (or checkpoint) and a .rw script");
+    return false;
+  }
+  std::string graphJson, error;
   mixc::graph::Graph graph;
-  if (!mixc::train::checkpointGraph(o.files[0], graphJson, checkpoint, error) ||
+  if (!mixc::train::checkpointGraph(o.files[0], graphJson, run.checkpoint, error) ||
       !mixc::graph::fromJson(graphJson, graph, error)) {
     std::cerr << "error: " << error << "\n";
-    return 1;
+    return false;
   }
   mixc::dsl::SourceManager sources;
   mixc::dsl::RwScript script;
-  if (!mixc::dsl::loadRewrite(o.files[1], sources, script, std::cerr))
-    return 1;
-  mix::CompileResult rewritten;
-  if (!mix::rewriteGraph(graph, script, sources, rewritten, std::cerr))
-    return 1;
-  mixc::train::InterveneSpec spec;
-  spec.corrupt = script.corrupt;
-  spec.swap = script.swap;
-  spec.readout = script.readout;
+  if (!mixc::dsl::loadRewrite(o.files[1], sources, script, std::cerr) ||
+      !mix::rewriteGraph(graph, script, sources, run.rewritten, std::cerr))
+    return false;
+  run.spec.corrupt = script.corrupt;
+  run.spec.swap = script.swap;
+  run.spec.readout = script.readout;
   for (const auto &cell : script.cells)
-    spec.cells.push_back({cell.label, cell.coords});
+    run.spec.cells.push_back({cell.label, cell.coords});
+  return true;
+}
+
+int cmdAttribute(const Options &o) {
+  ScriptRun run;
+  if (!loadScriptRun(o, "attribute", run))
+    return 1;
+  mixc::train::InterveneOptions opts;
+  opts.outDir = o.outDir;
+  if (o.size > 0)
+    opts.size = o.size;
+  opts.kernels = kernelLibrary(o, run.rewritten);
+  if (o.backend == "generated" && !opts.kernels)
+    return 1;
+  std::vector<mixc::train::Attribution> results;
+  return report(mixc::train::attribute(run.checkpoint, run.rewritten.graph, run.spec, opts, o.check, results,
+                                       std::cout));
+}
+
+int cmdIntervene(const Options &o) {
+  ScriptRun run;
+  if (!loadScriptRun(o, "intervene", run))
+    return 1;
+  const std::string &checkpoint = run.checkpoint;
+  const mix::CompileResult &rewritten = run.rewritten;
+  const mixc::train::InterveneSpec &spec = run.spec;
   mixc::train::InterveneOptions opts;
   opts.outDir = o.outDir;
   opts.kernels = kernelLibrary(o, rewritten);
@@ -662,6 +705,8 @@ int main(int argc, char **argv) {
     return guarded(cmdEval, o);
   if (o.command == "intervene")
     return guarded(cmdIntervene, o);
+  if (o.command == "attribute")
+    return guarded(cmdAttribute, o);
   if (o.command == "sweep")
     return guarded(cmdSweep, o);
   if (o.command == "report")

@@ -261,3 +261,56 @@ TEST(Interventions, AHeadPatchesThatHeadOnly) {
   shifted.select(1, 2).select(1, 1).add_(at::tensor({0.5, 1.0, 1.5, 2.0}, at::kFloat));
   EXPECT_LT(relativeDifference(add.slice(0, 6, 8), shifted), 1e-6);
 }
+
+// Attribution's probes (Model::Options::probes): a patch node passes its
+// input through, and the gradient at its observed value is the metric's
+// derivative in that node's value, checked here against central finite
+// differences made with add(FILE) of ±ε on one channel at one position.
+TEST(Interventions, ProbeGradientsMatchFiniteDifferences) {
+  at::set_num_threads(1);
+  graph::Graph g = compileGraph("based", {{"d", "16"}, {"vocab", "20"}});
+  auto probed = model(rewrite(g, "patch layers[1].block_input at value\n"));
+  probed->initParameters(7);
+  at::manual_seed(8);
+  at::Tensor docs = at::randint(3, 20, {3, 9}, at::kLong), w = at::randn({3, 9, 20});
+  Model::Options o;
+  o.probes = true;
+  at::Tensor value;
+  o.observe = [&](const std::string &name, const at::Tensor &v) {
+    if (name == "layers[1].block_input@c0") {
+      const_cast<at::Tensor &>(v).retain_grad();
+      value = v;
+    }
+  };
+  at::Tensor plain = probed->forward(docs, o);
+  (plain * w).sum().backward();
+  ASSERT_TRUE(value.defined() && value.grad().defined());
+  // The probe changed nothing: the plain model's logits.
+  auto original = model(g);
+  copyWeights(*probed, *original);
+  {
+    torch::NoGradGuard noGrad;
+    EXPECT_LT(relativeDifference(plain.detach(), original->forward(docs)), 1e-6);
+  }
+  const std::string dir = ::testing::TempDir();
+  const double eps = 1e-2;
+  for (auto [t, j] : std::vector<std::pair<int, int>>{{2, 0}, {4, 7}, {8, 15}}) {
+    double metric[2];
+    for (int side = 0; side < 2; ++side) {
+      {
+        std::ofstream v(dir + "/eps.txt");
+        for (int k = 0; k < 16; ++k)
+          v << (k == j ? (side ? eps : -eps) : 0.0) << " ";
+      }
+      auto shifted = model(rewrite(g, "add(eps.txt) layers[1].block_input at pos(" + std::to_string(t) + ")\n",
+                                   dir + "/fd.rw"));
+      copyWeights(*probed, *shifted);
+      torch::NoGradGuard noGrad;
+      at::Tensor out = shifted->forward(at::cat({docs, docs, docs}, 0), layout(3, 9));
+      metric[side] = (out.slice(0, 6, 9) * w).sum().item<double>(); // cell 0's rows
+    }
+    const double fd = (metric[1] - metric[0]) / (2 * eps);
+    const double grad = value.grad().select(1, t).select(1, j).sum().item<double>(); // Σ over documents
+    EXPECT_NEAR(grad, fd, 2e-2 * std::max(1.0, std::abs(fd))) << "position " << t << ", channel " << j;
+  }
+}

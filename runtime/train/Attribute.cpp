@@ -1,0 +1,203 @@
+//===- Attribute.cpp - `mixc attribute`: attribution patching (AtP) --------===//
+#include "runtime/train/Attribute.h"
+#include "runtime/core/Interventions.h"
+#include "runtime/core/Model.h"
+#include "runtime/tasks/Task.h"
+#include "runtime/train/Batches.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/train/Readout.h"
+#include "runtime/train/Report.h"
+#include "support/Format.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+#include <sstream>
+
+namespace mixc::train {
+namespace fs = std::filesystem;
+
+double pearson(const std::vector<double> &x, const std::vector<double> &y) {
+  const double n = static_cast<double>(x.size());
+  const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n, my = std::accumulate(y.begin(), y.end(), 0.0) / n;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < x.size(); ++i)
+    sxy += (x[i] - mx) * (y[i] - my), sxx += (x[i] - mx) * (x[i] - mx), syy += (y[i] - my) * (y[i] - my);
+  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : std::nan("");
+}
+
+namespace {
+std::vector<double> ranks(const std::vector<double> &v) {
+  std::vector<size_t> order(v.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]])
+      ++j;
+    for (size_t k = i; k <= j; ++k) // ties share their mean rank
+      r[order[k]] = (static_cast<double>(i) + static_cast<double>(j)) / 2;
+    i = j + 1;
+  }
+  return r;
+}
+
+std::string fmt(double x) { return std::isnan(x) ? "" : support::format("%.6f", x); }
+} // namespace
+
+double spearman(const std::vector<double> &x, const std::vector<double> &y) { return pearson(ranks(x), ranks(y)); }
+
+support::Status attribute(const std::string &checkpoint, const graph::Graph &g, const InterveneSpec &spec,
+                          const InterveneOptions &opts, bool check, std::vector<Attribution> &results,
+                          std::ostream &out) {
+  if (spec.readout == "kl")
+    return support::Status::failed("attribute: readout kl has zero gradient at the corrupted run (its minimum), "
+                                   "so its first-order estimate is 0; use p or logit_diff");
+  // The probes: each cell's patch node, with its attributes.
+  const int64_t C = static_cast<int64_t>(spec.cells.size());
+  std::vector<const graph::Node *> probe(C, nullptr);
+  for (const graph::Node &n : g.nodes) {
+    if (n.op == graph::kStateEditOp || n.op == "ablate")
+      return support::Status::failed("attribute: '" + n.name + "' is not a patch of a node value; attribution "
+                                     "estimates `patch NODE at POS` cells only");
+    if (n.op != "patch")
+      continue;
+    if (n.attrs.count("lo") && (n.attrs.at("lo").i >= 0 || n.attrs.at("head").i >= 0))
+      return support::Status::failed("attribute: '" + n.name + "' patches a subspace; attribution takes whole vectors");
+    int64_t cell = n.attrs.at("cell").i;
+    if (cell >= 0 && cell < C)
+      probe[cell] = &n;
+  }
+  for (int64_t c = 0; c < C; ++c)
+    if (!probe[c])
+      return support::Status::failed("attribute: cell '" + spec.cells[c].label + "' has no patch node");
+
+  Restored restored;
+  std::string error;
+  if (!restore(checkpoint, &g, restored, error, opts.kernels))
+    return support::Status::failed(error);
+  rt::Model &model = *restored.model;
+  tasks::TaskData data;
+  if (support::Status loaded = tasks::loadTask(restored.config.task, restored.config.cacheDir, data); !loaded.isOk())
+    return loaded;
+  const tasks::Dataset &d = data.test;
+  const int64_t n = std::min<int64_t>(opts.size, d.size()), T = d.seqLen, chunk = 64;
+  std::vector<int32_t> corrupted = corruptTokens(d, n, spec.corrupt, opts.seed);
+  std::vector<double> delta(C, 0.0);
+  double rClean = 0, rCorrupt = 0;
+  for (int64_t i = 0; i < n; i += chunk) {
+    const int64_t j = std::min(n, i + chunk), m = j - i, len = d.maxLength(i, j);
+    at::Tensor clean = int64Rows(d.tokens, i, j, T).narrow(1, 0, len);
+    at::Tensor corrupt = int64Rows(corrupted, i, j, T).narrow(1, 0, len);
+    at::Tensor base = spec.swap ? clean : corrupt, source = spec.swap ? corrupt : clean;
+    rt::Model::Options o;
+    o.probes = true;
+    o.readout = int64Slice(d.readout, i, j).repeat({2});
+    rt::Model::Interventions iv;
+    iv.docs = m;
+    iv.roles = {{"key", int64Slice(d.keyPos, i, j)},     {"value", int64Slice(d.valuePos, i, j)},
+                {"query", int64Slice(d.queryPos, i, j)}, {"divider", int64Slice(d.dividerPos, i, j)},
+                {"answer", int64Slice(d.queryPos, i, j) + 1}};
+    // The probed values, by node: every patch node passes its input on, so
+    // the value it observes is its node's value, shared by its cells.
+    std::map<std::string, at::Tensor> probed;
+    o.observe = [&](const std::string &name, const at::Tensor &v) {
+      for (const graph::Node *p : probe)
+        if (p->name == name && !probed.count(p->inputs[0]) && v.requires_grad()) {
+          const_cast<at::Tensor &>(v).retain_grad();
+          probed[p->inputs[0]] = v;
+        }
+    };
+    torch::AutoGradMode grad(true);
+    at::Tensor logits = model.forward(at::cat({source, base}, 0), o).squeeze(1).view({2, m, -1}); // [2, m, V]
+    at::Tensor target = int64Slice(d.target, i, j);
+    Readouts r = readouts(logits, target, spec.swap ? 0 : 1, spec.readout);
+    const int64_t cleanBlock = spec.swap ? 1 : 0, baseBlock = 1;
+    rClean += r.value[cleanBlock].sum().item<double>();
+    rCorrupt += r.value[spec.swap ? 0 : 1].sum().item<double>();
+    for (auto &[name, v] : probed)
+      if (v.grad().defined())
+        v.mutable_grad().zero_();
+    r.value[baseBlock].sum().backward(); // Σ over the chunk's base documents
+    for (int64_t c = 0; c < C; ++c) {
+      auto it = probed.find(probe[c]->inputs[0]);
+      if (it == probed.end() || !it->second.grad().defined())
+        continue; // the readout does not depend on this node
+      const at::Tensor &v = it->second, gv = it->second.grad();
+      at::Tensor src = v.slice(0, 0, m).detach(), bas = v.slice(0, m, 2 * m).detach(), gb = gv.slice(0, m, 2 * m);
+      if (probe[c]->attrs.at("role").s == "all") {
+        delta[c] += ((src - bas) * gb).sum().item<double>();
+      } else {
+        at::Tensor pos = rt::interventionPositions(*probe[c], iv, v.size(1));
+        at::Tensor rows = at::arange(m, at::kLong);
+        delta[c] += ((src.index({rows, pos}) - bas.index({rows, pos})) * gb.index({rows, pos})).sum().item<double>();
+      }
+    }
+  }
+  const double denom = (rClean - rCorrupt) / static_cast<double>(n);
+  results.assign(C, {});
+  for (int64_t c = 0; c < C; ++c) {
+    results[c].kept = denom > 0.01;
+    results[c].estimate = results[c].kept ? delta[c] / static_cast<double>(n) / denom : 0;
+  }
+  fs::path folder = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "attribution" : fs::path(opts.outDir);
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  std::vector<CellResult> exact;
+  if (check) {
+    InterveneOptions exactOpts = opts;
+    exactOpts.outDir = (folder / "exact").string();
+    exactOpts.save.clear();
+    std::ostringstream ignored;
+    if (support::Status s = intervene(checkpoint, g, spec, exactOpts, exact, ignored); !s.isOk())
+      return s;
+    for (int64_t c = 0; c < C; ++c)
+      results[c].exact = exact[c].attrib, results[c].checked = exact[c].kept;
+  }
+  std::ostringstream csv;
+  csv << "cell,label,estimate,exact,kept,readout\n";
+  out << g.model << ", " << n << " documents, corrupt " << spec.corrupt << ", readout " << spec.readout
+      << ": first-order (AtP) Attrib" << (check ? " and exact Attrib" : "") << "\n";
+  out << support::format("%-44s %10s %10s\n", "cell", "estimate", check ? "exact" : "");
+  for (int64_t c = 0; c < C; ++c) {
+    const Attribution &a = results[c];
+    csv << c << ",\"" << spec.cells[c].label << "\"," << (a.kept ? fmt(a.estimate) : "") << ","
+        << (a.checked ? fmt(a.exact) : "") << "," << (a.kept ? 1 : 0) << "," << spec.readout << "\n";
+    out << support::format("%-44s %10s %10s\n", spec.cells[c].label.c_str(), a.kept ? fmt(a.estimate).c_str() : "n/a",
+                           a.checked ? fmt(a.exact).c_str() : "");
+  }
+  writeFileAtomically((folder / "attribution.csv").string(), csv.str());
+  std::vector<CellResult> shown(C);
+  for (int64_t c = 0; c < C; ++c)
+    shown[c].attrib = results[c].estimate, shown[c].kept = results[c].kept;
+  writeHeatmap((folder / "attribution.svg").string(), spec, shown,
+               g.model + ": AtP estimate of Attrib (readout " + spec.readout + "), corrupt " + spec.corrupt);
+  if (check) {
+    std::vector<double> x, y;
+    for (int64_t c = 0; c < C; ++c)
+      if (results[c].kept && results[c].checked)
+        x.push_back(results[c].estimate), y.push_back(results[c].exact);
+    if (x.size() >= 3) {
+      out << support::format("estimate vs exact over %zu cells: Pearson %.3f, Spearman %.3f\n", x.size(),
+                             pearson(x, y), spearman(x, y));
+      std::vector<int64_t> worst(C);
+      std::iota(worst.begin(), worst.end(), 0);
+      std::sort(worst.begin(), worst.end(), [&](int64_t a, int64_t b) {
+        return std::abs(results[a].estimate - results[a].exact) > std::abs(results[b].estimate - results[b].exact);
+      });
+      out << "worst estimated:";
+      for (int64_t k = 0; k < std::min<int64_t>(3, C); ++k)
+        out << (k ? "; " : " ") << spec.cells[worst[k]].label << " (" << fmt(results[worst[k]].estimate) << " vs "
+            << fmt(results[worst[k]].exact) << ")";
+      out << "\n";
+    }
+  }
+  out << "wrote " << (folder / "attribution.csv").string() << "\n";
+  return support::Status::ok();
+}
+
+} // namespace mixc::train
