@@ -105,9 +105,17 @@ void writeHeatmap(const std::string &path, const InterveneSpec &spec,
   }
   if (rows.empty())
     return;
-  const int cw = 125, ch = 40, x0 = 120, y0 = 60;
+  // Row labels are right-aligned at x0: room for the longest (12 px text,
+  // 0.6 em a character), and the picture as wide as its title (14 px).
+  size_t longest = 0;
+  for (const std::string &r : rows)
+    longest = std::max(longest, spec.cells[0].coords[0].first.size() + 1 + r.size());
+  const int cw = 125, ch = 40, y0 = 60;
+  const int x0 = std::max(120, 18 + static_cast<int>(7.2 * static_cast<double>(longest)));
+  const int width = std::max(x0 + cw * static_cast<int>(cols.size()) + 110,
+                             20 + static_cast<int>(8.4 * static_cast<double>(title.size())));
   std::ostringstream s;
-  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << x0 + cw * cols.size() + 110
+  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width
     << "' height='" << y0 + ch * rows.size() + 50 << "' font-family='sans-serif'>\n"
     << "<rect width='100%' height='100%' fill='white'/>\n"
     << "<text x='10' y='22' font-size='14'>" << title << "</text>\n";

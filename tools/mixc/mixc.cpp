@@ -6,7 +6,7 @@
 //   mixc train   [CONFIG.toml] [--resume] [--quiet] [--out DIR]   (no config: built-in default)
 //   mixc eval    RUN_DIR|CHECKPOINT [--size N]
 //   mixc intervene RUN_DIR|CHECKPOINT SCRIPT.rw [--size N] [--out DIR]
-//   mixc attribute RUN_DIR|CHECKPOINT SCRIPT.rw [--size N] [--out DIR] [--check]
+//   mixc attribute RUN_DIR|CHECKPOINT [SCRIPT.rw] [--size N] [--out DIR] [--check]
 //   mixc compile FILE.mix --rewrite SCRIPT.rw --emit=mlir   (the rewritten IR)
 //   mixc sweep SWEEP.toml [--scale NAME] [--jobs N] [--out DIR] [--dry-run] [--retry-failed]
 //   mixc report SWEEP_DIR... [-o report.md] [--title T]
@@ -62,11 +62,12 @@ commands:
   intervene RUN|CKPT SCRIPT.rw
                      run an intervention script (patching, ablations, removals):
                      Attrib per cell as a table, attrib.csv and heatmap.svg
-  attribute RUN|CKPT SCRIPT.rw
+  attribute RUN|CKPT [SCRIPT.rw]
                      attribution patching: the first-order estimate of every
                      `patch` cell's Attrib from one forward and one backward
-                     (attribution.csv, attribution.svg); --check also runs the
-                     exact interventions and prints the correlation
+                     (attribution.csv, attribution.svg); without a script every
+                     named node at key, value, divider and query; --check also
+                     runs the exact interventions and prints the correlation
   sweep SWEEP.toml   run a grid of training runs (+ interventions), resumable:
                      results.csv and attrib.csv in the sweep's folder
   report DIR...      markdown report (accuracy, Attrib, plots) over sweep folders
@@ -563,8 +564,35 @@ struct ScriptRun {
   mix::CompileResult rewritten;
   mixc::train::InterveneSpec spec;
 };
+/// attribute without a script: `patch NODE at ROLE` for every named node
+/// that takes interventions (not the compiler's own `_` nodes, not the LM
+/// head, which the readout cuts to one position) at key, value, divider and
+/// query; coordinates node × position, in graph order.
+mixc::dsl::RwScript everyPoint(const mixc::graph::Graph &g) {
+  mixc::dsl::RwScript s;
+  for (const mix::NamedPoint &p : mix::namedPoints(g)) {
+    const bool intervenes = std::find(p.actions.begin(), p.actions.end(), "intervene") != p.actions.end();
+    if (p.kind != "node" || !intervenes || p.op == "unembed" || p.name[0] == '_' ||
+        p.name.find("._") != std::string::npos)
+      continue;
+    for (const char *role : {"key", "value", "divider", "query"}) {
+      mixc::dsl::RwCell cell;
+      cell.label = "node=" + p.name + " position=" + role;
+      cell.coords = {{"node", p.name}, {"position", role}};
+      mixc::dsl::RwAction a;
+      a.kind = "patch";
+      a.pattern = p.name;
+      a.position.role = role;
+      cell.actions.push_back(a);
+      s.cells.push_back(cell);
+    }
+  }
+  return s;
+}
+
 bool loadScriptRun(const Options &o, const char *command, ScriptRun &run) {
-  if (o.files.size() != 2) {
+  const bool scriptless = std::string(command) == "attribute" && o.files.size() == 1;
+  if (o.files.size() != 2 && !scriptless) {
     usage(std::string(command) + " takes a run folder (or checkpoint) and a .rw script");
     return false;
   }
@@ -577,8 +605,11 @@ bool loadScriptRun(const Options &o, const char *command, ScriptRun &run) {
   }
   mixc::dsl::SourceManager sources;
   mixc::dsl::RwScript script;
-  if (!mixc::dsl::loadRewrite(o.files[1], sources, script, std::cerr) ||
-      !mix::rewriteGraph(graph, script, sources, run.rewritten, std::cerr))
+  if (scriptless)
+    script = everyPoint(graph);
+  else if (!mixc::dsl::loadRewrite(o.files[1], sources, script, std::cerr))
+    return false;
+  if (!mix::rewriteGraph(graph, script, sources, run.rewritten, std::cerr))
     return false;
   run.spec.corrupt = script.corrupt;
   run.spec.swap = script.swap;
