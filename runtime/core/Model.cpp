@@ -210,6 +210,13 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
     m->steps_.push_back(std::move(s));
   }
   m->outputValue_ = ids.at(m->graph_.outputs[0]);
+  // An intervention on the LM head's output needs its every position: the
+  // readout then gathers after the graph, not before `unembed`.
+  for (const graph::Node &n : m->graph_.nodes)
+    if ((n.op == "patch" || n.op == "ablate") && !n.inputs.empty())
+      for (const graph::Node &in : m->graph_.nodes)
+        if (in.name == n.inputs[0] && in.op == "unembed")
+          m->readoutAtOutput_ = true;
   // Each recurrence with an explicit state learns its state's name and size
   // and which inputs are [B, T, ...] rows (the source block's cut); one
   // under state edits must keep a state.
@@ -344,7 +351,7 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
     args.clear();
     for (int v : s.inputs)
       args.push_back(values[v]);
-    if (options.readout && s.node->op == "unembed") {
+    if (options.readout && s.node->op == "unembed" && !readoutAtOutput_) {
       // Per-position ops after the last mixer commute with this gather; the
       // LM head is the expensive one ([B, T, V]), so it sees one step per row.
       at::Tensor idx = options.readout->view({-1, 1, 1}).expand({-1, 1, args[0].size(-1)});
@@ -410,6 +417,10 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       values[s.firstResult + r] = std::move(out[r]);
     if (options.observe)
       options.observe(s.node->name, values[s.firstResult]);
+  }
+  if (options.readout && readoutAtOutput_) { // [B, T, V] -> [B, 1, V]
+    const at::Tensor &out = values[outputValue_];
+    return out.gather(1, options.readout->view({-1, 1, 1}).expand({-1, 1, out.size(-1)}));
   }
   return values[outputValue_];
 }

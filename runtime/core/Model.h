@@ -122,6 +122,7 @@ private:
   std::vector<std::pair<std::string, std::string>> regionStatus_;
   std::map<std::string, std::vector<const graph::Node *>> stateEdits_; // by target recurrence
   int numValues_ = 0;
+  bool readoutAtOutput_ = false; // an intervention reads the LM head's output: no gather before it
   int inputValue_ = 0;
   std::vector<int> paramValues_;
   int outputValue_ = 0;

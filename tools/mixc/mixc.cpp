@@ -566,8 +566,9 @@ struct ScriptRun {
 };
 /// attribute without a script: `patch NODE at ROLE` for every named node
 /// that takes interventions (not the compiler's own `_` nodes, not the LM
-/// head, which the readout cuts to one position) at key, value, divider and
-/// query; coordinates node × position, in graph order.
+/// head's logits, which are the readout itself: 1 at the query, 0 elsewhere)
+/// at key, value, divider and query; coordinates node × position, in graph
+/// order.
 mixc::dsl::RwScript everyPoint(const mixc::graph::Graph &g) {
   mixc::dsl::RwScript s;
   for (const mix::NamedPoint &p : mix::namedPoints(g)) {
