@@ -24,6 +24,7 @@
 #include "abi/Graph.h"
 #include "abi/StateLayout.h"
 #include "runtime/kernels/KernelBuild.h"
+#include <torch/cuda.h>
 #include "runtime/train/Config.h"
 #include "runtime/train/Attribute.h"
 #include "runtime/train/Intervene.h"
@@ -456,9 +457,14 @@ int cmdNames(const Options &o) {
 int cmdTrain(const Options &o) {
   if (o.files.size() > 1)
     return usage("train takes at most one config file");
-  if (o.device != "cpu")
-    return usage("--device=" + o.device + " applies to compile: mixc train runs on the CPU "
-                 "(bench/cuda_check runs the CUDA kernels)");
+  if (o.device != "cpu") { // one line, exit 1: what this build can and cannot do
+    std::cerr << "error: --device=" << o.device
+              << (torch::cuda::is_available()
+                      ? ": training on a GPU is not implemented yet; mixc train runs on the CPU"
+                      : ": this mixc's LibTorch has no CUDA (Debian's is CPU-only); mixc train runs on the CPU")
+              << " (bench/cuda_check runs the generated CUDA kernels on a device)\n";
+    return 1;
+  }
   std::string text, path = "<built-in default config>", baseDir = ".";
   if (o.files.empty()) {
     text = mixc::train::defaultConfigText();
