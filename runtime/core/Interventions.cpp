@@ -1,6 +1,8 @@
 //===- Interventions.cpp - patch, ablate and state edits in the batch -------===//
 #include "runtime/core/Interventions.h"
 
+#include <algorithm>
+
 namespace mixc::rt {
 namespace {
 using graph::Node;
@@ -20,10 +22,16 @@ double attrF(const Node &n, const char *key, double dflt) {
 /// The first row of `n`'s cell in the batch, or −1 when the cell is in
 /// another block of cells.
 int64_t cellRow(const Node &n, const Model::Interventions &iv, int64_t rows) {
-  int64_t docs = iv.docs, cell = attrI(n, "cell");
-  if (cell < iv.firstCell || (iv.numCells >= 0 && cell >= iv.firstCell + iv.numCells))
+  int64_t docs = iv.docs, cell = attrI(n, "cell"), block = cell - iv.firstCell;
+  if (!iv.cells.empty()) {
+    auto it = std::find(iv.cells.begin(), iv.cells.end(), cell);
+    if (it == iv.cells.end())
+      return -1;
+    block = it - iv.cells.begin();
+  } else if (cell < iv.firstCell || (iv.numCells >= 0 && cell >= iv.firstCell + iv.numCells)) {
     return -1;
-  int64_t first = (cell - iv.firstCell + 2) * docs;
+  }
+  int64_t first = (block + 2) * docs;
   TORCH_CHECK(rows >= first + docs, "intervention node '", n.name, "' is for cell ", cell, " but the batch holds ",
               rows / std::max<int64_t>(docs, 1) - 2, " cells");
   return first;

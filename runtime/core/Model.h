@@ -70,6 +70,9 @@ public:
     /// source and base blocks; nodes of other cells pass their input
     /// through. Memory then grows with the block, not the script.
     int64_t firstCell = 0, numCells = -1; // -1: every cell
+    /// When not empty: the batch's cell blocks hold these cells, in this
+    /// order (firstCell and numCells are then unused); others pass through.
+    std::vector<int64_t> cells;
   };
 
   struct Options {

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <filesystem>
 #include <numeric>
+#include <random>
 #include <sstream>
 
 namespace mixc::train {
@@ -52,7 +53,7 @@ std::string fmt(double x) { return std::isnan(x) ? "" : support::format("%.6f", 
 double spearman(const std::vector<double> &x, const std::vector<double> &y) { return pearson(ranks(x), ranks(y)); }
 
 support::Status attribute(const std::string &checkpoint, const graph::Graph &g, const InterveneSpec &spec,
-                          const InterveneOptions &opts, bool check, std::vector<Attribution> &results,
+                          const InterveneOptions &opts, int64_t check, std::vector<Attribution> &results,
                           std::ostream &out) {
   if (spec.readout == "kl")
     return support::Status::failed("attribute: readout kl has zero gradient at the corrupted run (its minimum), "
@@ -87,21 +88,37 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
   const tasks::Dataset &d = data.test;
   const int64_t n = std::min<int64_t>(opts.size, d.size()), T = d.seqLen, chunk = 64;
   std::vector<int32_t> corrupted = corruptTokens(d, n, spec.corrupt, opts.seed);
+  // Documents [i, j): the source and base runs' tokens, the readout
+  // positions, the task roles, the answers.
+  struct Chunk {
+    int64_t m;
+    at::Tensor source, base, readout, target;
+    rt::Model::Interventions iv;
+  };
+  auto chunkOf = [&](int64_t i, int64_t j) {
+    Chunk k;
+    k.m = j - i;
+    const int64_t len = d.maxLength(i, j);
+    at::Tensor clean = int64Rows(d.tokens, i, j, T).narrow(1, 0, len);
+    at::Tensor corrupt = int64Rows(corrupted, i, j, T).narrow(1, 0, len);
+    k.base = spec.swap ? clean : corrupt, k.source = spec.swap ? corrupt : clean;
+    k.readout = int64Slice(d.readout, i, j), k.target = int64Slice(d.target, i, j);
+    k.iv.docs = k.m;
+    k.iv.roles = {{"key", int64Slice(d.keyPos, i, j)},     {"value", int64Slice(d.valuePos, i, j)},
+                  {"query", int64Slice(d.queryPos, i, j)}, {"divider", int64Slice(d.dividerPos, i, j)},
+                  {"answer", int64Slice(d.queryPos, i, j) + 1}};
+    return k;
+  };
   std::vector<double> delta(C, 0.0);
   double rClean = 0, rCorrupt = 0;
   for (int64_t i = 0; i < n; i += chunk) {
-    const int64_t j = std::min(n, i + chunk), m = j - i, len = d.maxLength(i, j);
-    at::Tensor clean = int64Rows(d.tokens, i, j, T).narrow(1, 0, len);
-    at::Tensor corrupt = int64Rows(corrupted, i, j, T).narrow(1, 0, len);
-    at::Tensor base = spec.swap ? clean : corrupt, source = spec.swap ? corrupt : clean;
+    Chunk k = chunkOf(i, std::min(n, i + chunk));
+    const int64_t m = k.m;
+    const at::Tensor &source = k.source, &base = k.base;
+    const rt::Model::Interventions &iv = k.iv;
     rt::Model::Options o;
     o.probes = true;
-    o.readout = int64Slice(d.readout, i, j).repeat({2});
-    rt::Model::Interventions iv;
-    iv.docs = m;
-    iv.roles = {{"key", int64Slice(d.keyPos, i, j)},     {"value", int64Slice(d.valuePos, i, j)},
-                {"query", int64Slice(d.queryPos, i, j)}, {"divider", int64Slice(d.dividerPos, i, j)},
-                {"answer", int64Slice(d.queryPos, i, j) + 1}};
+    o.readout = k.readout.repeat({2});
     // The probed values, by node: every patch node passes its input on, so
     // the value it observes is its node's value, shared by its cells.
     std::map<std::string, at::Tensor> probed;
@@ -114,8 +131,7 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
     };
     torch::AutoGradMode grad(true);
     at::Tensor logits = model.forward(at::cat({source, base}, 0), o).squeeze(1).view({2, m, -1}); // [2, m, V]
-    at::Tensor target = int64Slice(d.target, i, j);
-    Readouts r = readouts(logits, target, spec.swap ? 0 : 1, spec.readout);
+    Readouts r = readouts(logits, k.target, spec.swap ? 0 : 1, spec.readout);
     const int64_t cleanBlock = spec.swap ? 1 : 0, baseBlock = 1;
     rClean += r.value[cleanBlock].sum().item<double>();
     rCorrupt += r.value[spec.swap ? 0 : 1].sum().item<double>();
@@ -148,7 +164,40 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
   std::error_code ec;
   fs::create_directories(folder, ec);
   std::vector<CellResult> exact;
-  if (check) {
+  if (check > 0) { // the exact Attrib of the top `check` estimates and `check` random other cells
+    std::vector<int64_t> order(C), picked;
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return std::abs(results[a].estimate) > std::abs(results[b].estimate);
+    });
+    picked.assign(order.begin(), order.begin() + std::min<int64_t>(check, C));
+    std::vector<int64_t> rest(order.begin() + static_cast<int64_t>(picked.size()), order.end());
+    std::shuffle(rest.begin(), rest.end(), std::mt19937_64(opts.seed));
+    picked.insert(picked.end(), rest.begin(), rest.begin() + std::min<int64_t>(check, rest.size()));
+    std::vector<double> patched(C, 0.0);
+    torch::NoGradGuard noGrad;
+    for (size_t b0 = 0; b0 < picked.size(); b0 += 64) // blocks of cells, as intervene
+      for (int64_t i = 0; i < n; i += chunk) {
+        Chunk k = chunkOf(i, std::min(n, i + chunk));
+        k.iv.cells.assign(picked.begin() + b0, picked.begin() + std::min(picked.size(), b0 + 64));
+        const int64_t cells = static_cast<int64_t>(k.iv.cells.size());
+        std::vector<at::Tensor> blocks = {k.source, k.base};
+        for (int64_t c = 0; c < cells; ++c)
+          blocks.push_back(k.base);
+        rt::Model::Options o;
+        o.readout = k.readout.repeat({cells + 2});
+        o.interventions = k.iv;
+        at::Tensor logits = model.forward(at::cat(blocks, 0), o).squeeze(1).view({cells + 2, k.m, -1});
+        Readouts r = readouts(logits, k.target, spec.swap ? 0 : 1, spec.readout);
+        for (int64_t c = 0; c < cells; ++c)
+          patched[k.iv.cells[c]] += r.value[2 + c].sum().item<double>();
+      }
+    for (int64_t c : picked)
+      if (results[c].kept) {
+        results[c].exact = (patched[c] - rCorrupt) / static_cast<double>(n) / denom;
+        results[c].checked = true;
+      }
+  } else if (check < 0) { // every cell, through intervene (its files in exact/)
     InterveneOptions exactOpts = opts;
     exactOpts.outDir = (folder / "exact").string();
     exactOpts.save.clear();
@@ -161,7 +210,11 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
   std::ostringstream csv;
   csv << "cell,label,estimate,exact,kept,readout\n";
   out << g.model << ", " << n << " documents, corrupt " << spec.corrupt << ", readout " << spec.readout
-      << ": first-order (AtP) Attrib" << (check ? " and exact Attrib" : "") << "\n";
+      << ": first-order (AtP) Attrib" << (check ? " and exact Attrib" : "")
+      << (check > 0 ? " of the " + std::to_string(check) + " largest estimates and " + std::to_string(check) +
+                          " other cells"
+                    : "")
+      << "\n";
   out << support::format("%-44s %10s %10s\n", "cell", "estimate", check ? "exact" : "");
   for (int64_t c = 0; c < C; ++c) {
     const Attribution &a = results[c];
@@ -176,7 +229,7 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
     shown[c].attrib = results[c].estimate, shown[c].kept = results[c].kept;
   writeHeatmap((folder / "attribution.svg").string(), spec, shown,
                g.model + ": AtP estimate of Attrib (readout " + spec.readout + "), corrupt " + spec.corrupt);
-  if (check) {
+  if (check != 0) {
     std::vector<double> x, y;
     for (int64_t c = 0; c < C; ++c)
       if (results[c].kept && results[c].checked)
@@ -184,13 +237,15 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
     if (x.size() >= 3) {
       out << support::format("estimate vs exact over %zu cells: Pearson %.3f, Spearman %.3f\n", x.size(),
                              pearson(x, y), spearman(x, y));
-      std::vector<int64_t> worst(C);
-      std::iota(worst.begin(), worst.end(), 0);
+      std::vector<int64_t> worst;
+      for (int64_t c = 0; c < C; ++c)
+        if (results[c].kept && results[c].checked)
+          worst.push_back(c);
       std::sort(worst.begin(), worst.end(), [&](int64_t a, int64_t b) {
         return std::abs(results[a].estimate - results[a].exact) > std::abs(results[b].estimate - results[b].exact);
       });
       out << "worst estimated:";
-      for (int64_t k = 0; k < std::min<int64_t>(3, C); ++k)
+      for (int64_t k = 0; k < std::min<int64_t>(3, static_cast<int64_t>(worst.size())); ++k)
         out << (k ? "; " : " ") << spec.cells[worst[k]].label << " (" << fmt(results[worst[k]].estimate) << " vs "
             << fmt(results[worst[k]].exact) << ")";
       out << "\n";

@@ -8,8 +8,9 @@
 // nodes the rewrite pass inserted run as probes (Model::Options::probes:
 // they pass their input through), so the compiled graph is the one
 // `intervene` runs, and its estimate is on the same scale: Attrib_c ≈
-// Δm_c / (m_clean − m_corrupt). With `check`, the exact interventions run
-// too (one batched forward per 64 cells) and the two are compared.
+// Δm_c / (m_clean − m_corrupt). With `check`, exact interventions run too
+// (one batched forward per 64 cells) and the two are compared: every cell
+// (check < 0), or the `check` largest estimates and `check` random others.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MIXC_RUNTIME_TRAIN_ATTRIBUTE_H
@@ -21,16 +22,16 @@ namespace mixc::train {
 
 struct Attribution {
   double estimate = 0;       // AtP's Attrib (0 when the denominator is ≤ 0.01)
-  double exact = 0;          // with check: intervene's Attrib
+  double exact = 0;          // when checked: the exact Attrib
   bool kept = false;         // m_clean − m_corrupt > 0.01
   bool checked = false;
 };
 
 /// Per cell of `spec` (all `patch` cells on node values of `rewritten`).
-/// Writes attribution.csv and attribution.svg (and, with check, the exact
-/// run's files) to options.outDir; a table to `out`.
+/// Writes attribution.csv and attribution.svg (and, with check < 0, the
+/// exact run's files in exact/) to options.outDir; a table to `out`.
 support::Status attribute(const std::string &checkpoint, const graph::Graph &rewritten, const InterveneSpec &spec,
-                          const InterveneOptions &options, bool check, std::vector<Attribution> &results,
+                          const InterveneOptions &options, int64_t check, std::vector<Attribution> &results,
                           std::ostream &out);
 
 /// Pearson and Spearman (ranks, ties averaged) correlation of x and y.

@@ -85,6 +85,8 @@ options:
                      train.eval_size, train.checkpoint_every, train.early_stop_acc)
   --quiet            train: no progress bar
   --check            attribute: also run the exact interventions and compare
+  --check-top N      attribute: the exact Attrib of the N largest estimates and N
+                     random other cells only (a screen of a large grid)
   --out DIR          train: override [output] dir
   --max-steps N      train: override [train] max_steps (a quick look at a config)
   --init-from FILE   train: start from the weights in FILE (mixc export's
@@ -124,7 +126,8 @@ struct Options {
   std::string emit = "graph";
   std::string output;
   bool resume = false, quiet = false;
-  bool check = false; // attribute --check: the exact interventions too
+  bool check = false;   // attribute --check: the exact interventions of every cell too
+  int64_t checkTop = 0; // attribute --check-top N: of the N largest estimates and N random others
   std::set<std::string> overrides; // --override: settings --resume may change
   int64_t stopAfter = 0, maxSteps = 0, timeSteps = 0;
   std::string outDir;
@@ -183,7 +186,7 @@ const std::map<std::string, std::set<std::string>> &optionsOf() {
       {"train", {"--config", "-I", "--rewrite", "--resume", "--override", "--quiet", "--out", "--backend",
                  "--device", "--max-steps", "--stop-after", "--time-steps", "--init-from"}},
       {"intervene", {"--out", "--size", "--save", "--backend"}},
-      {"attribute", {"--out", "--size", "--check", "--backend"}},
+      {"attribute", {"--out", "--size", "--check", "--check-top", "--backend"}},
       {"sweep", {"--scale", "--out", "--jobs", "--backend", "--dry-run", "--retry-failed"}},
       {"report", {"-o", "--title"}},
       {"eval", {"--size"}},
@@ -281,6 +284,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.quiet = true;
     } else if (a == "--check") {
       o.check = true;
+    } else if (is("--check-top")) {
+      o.checkTop = positive("--check-top");
     } else if (is("--out")) {
       o.outDir = value("--out");
     } else if (is("--rewrite")) {
@@ -638,8 +643,10 @@ int cmdAttribute(const Options &o) {
   if (o.backend == "generated" && !opts.kernels)
     return 1;
   std::vector<mixc::train::Attribution> results;
-  return report(mixc::train::attribute(run.checkpoint, run.rewritten.graph, run.spec, opts, o.check, results,
-                                       std::cout));
+  if (o.check && o.checkTop > 0)
+    return usage("attribute takes --check (every cell) or --check-top N, not both");
+  return report(mixc::train::attribute(run.checkpoint, run.rewritten.graph, run.spec, opts,
+                                       o.checkTop > 0 ? o.checkTop : o.check ? -1 : 0, results, std::cout));
 }
 
 int cmdIntervene(const Options &o) {
