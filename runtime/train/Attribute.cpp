@@ -58,9 +58,10 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
   if (spec.readout == "kl")
     return support::Status::failed("attribute: readout kl has zero gradient at the corrupted run (its minimum), "
                                    "so its first-order estimate is 0; use p or logit_diff");
-  // The probes: each cell's patch node, with its attributes.
+  // The probes: each cell's patch nodes (a pattern such as layers[*].x
+  // patches several; to first order their effects add), with their attributes.
   const int64_t C = static_cast<int64_t>(spec.cells.size());
-  std::vector<const graph::Node *> probe(C, nullptr);
+  std::vector<std::vector<const graph::Node *>> probes(C);
   for (const graph::Node &n : g.nodes) {
     if (n.op == graph::kStateEditOp || n.op == "ablate")
       return support::Status::failed("attribute: '" + n.name + "' is not a patch of a node value; attribution "
@@ -71,10 +72,10 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
       return support::Status::failed("attribute: '" + n.name + "' patches a subspace; attribution takes whole vectors");
     int64_t cell = n.attrs.at("cell").i;
     if (cell >= 0 && cell < C)
-      probe[cell] = &n;
+      probes[cell].push_back(&n);
   }
   for (int64_t c = 0; c < C; ++c)
-    if (!probe[c])
+    if (probes[c].empty())
       return support::Status::failed("attribute: cell '" + spec.cells[c].label + "' has no patch node");
 
   Restored restored;
@@ -123,11 +124,12 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
     // the value it observes is its node's value, shared by its cells.
     std::map<std::string, at::Tensor> probed;
     o.observe = [&](const std::string &name, const at::Tensor &v) {
-      for (const graph::Node *p : probe)
-        if (p->name == name && !probed.count(p->inputs[0]) && v.requires_grad()) {
-          const_cast<at::Tensor &>(v).retain_grad();
-          probed[p->inputs[0]] = v;
-        }
+      for (const auto &cell : probes)
+        for (const graph::Node *p : cell)
+          if (p->name == name && !probed.count(p->inputs[0]) && v.requires_grad()) {
+            const_cast<at::Tensor &>(v).retain_grad();
+            probed[p->inputs[0]] = v;
+          }
     };
     torch::AutoGradMode grad(true);
     at::Tensor logits = model.forward(at::cat({source, base}, 0), o).squeeze(1).view({2, m, -1}); // [2, m, V]
@@ -139,20 +141,21 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
       if (v.grad().defined())
         v.mutable_grad().zero_();
     r.value[baseBlock].sum().backward(); // Σ over the chunk's base documents
-    for (int64_t c = 0; c < C; ++c) {
-      auto it = probed.find(probe[c]->inputs[0]);
-      if (it == probed.end() || !it->second.grad().defined())
-        continue; // the readout does not depend on this node
-      const at::Tensor &v = it->second, gv = it->second.grad();
-      at::Tensor src = v.slice(0, 0, m).detach(), bas = v.slice(0, m, 2 * m).detach(), gb = gv.slice(0, m, 2 * m);
-      if (probe[c]->attrs.at("role").s == "all") {
-        delta[c] += ((src - bas) * gb).sum().item<double>();
-      } else {
-        at::Tensor pos = rt::interventionPositions(*probe[c], iv, v.size(1));
-        at::Tensor rows = at::arange(m, at::kLong);
-        delta[c] += ((src.index({rows, pos}) - bas.index({rows, pos})) * gb.index({rows, pos})).sum().item<double>();
+    for (int64_t c = 0; c < C; ++c)
+      for (const graph::Node *p : probes[c]) {
+        auto it = probed.find(p->inputs[0]);
+        if (it == probed.end() || !it->second.grad().defined())
+          continue; // the readout does not depend on this node
+        const at::Tensor &v = it->second, gv = it->second.grad();
+        at::Tensor src = v.slice(0, 0, m).detach(), bas = v.slice(0, m, 2 * m).detach(), gb = gv.slice(0, m, 2 * m);
+        if (p->attrs.at("role").s == "all") {
+          delta[c] += ((src - bas) * gb).sum().item<double>();
+        } else {
+          at::Tensor pos = rt::interventionPositions(*p, iv, v.size(1));
+          at::Tensor rows = at::arange(m, at::kLong);
+          delta[c] += ((src.index({rows, pos}) - bas.index({rows, pos})) * gb.index({rows, pos})).sum().item<double>();
+        }
       }
-    }
   }
   const double denom = (rClean - rCorrupt) / static_cast<double>(n);
   results.assign(C, {});
