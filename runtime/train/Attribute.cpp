@@ -87,33 +87,13 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
   if (support::Status loaded = tasks::loadTask(restored.config.task, restored.config.cacheDir, data); !loaded.isOk())
     return loaded;
   const tasks::Dataset &d = data.test;
-  const int64_t n = std::min<int64_t>(opts.size, d.size()), T = d.seqLen, chunk = 64;
+  const int64_t n = std::min<int64_t>(opts.size, d.size()), chunk = 64;
   std::vector<int32_t> corrupted = corruptTokens(d, n, spec.corrupt, opts.seed);
-  // Documents [i, j): the source and base runs' tokens, the readout
-  // positions, the task roles, the answers.
-  struct Chunk {
-    int64_t m;
-    at::Tensor source, base, readout, target;
-    rt::Model::Interventions iv;
-  };
-  auto chunkOf = [&](int64_t i, int64_t j) {
-    Chunk k;
-    k.m = j - i;
-    const int64_t len = d.maxLength(i, j);
-    at::Tensor clean = int64Rows(d.tokens, i, j, T).narrow(1, 0, len);
-    at::Tensor corrupt = int64Rows(corrupted, i, j, T).narrow(1, 0, len);
-    k.base = spec.swap ? clean : corrupt, k.source = spec.swap ? corrupt : clean;
-    k.readout = int64Slice(d.readout, i, j), k.target = int64Slice(d.target, i, j);
-    k.iv.docs = k.m;
-    k.iv.roles = {{"key", int64Slice(d.keyPos, i, j)},     {"value", int64Slice(d.valuePos, i, j)},
-                  {"query", int64Slice(d.queryPos, i, j)}, {"divider", int64Slice(d.dividerPos, i, j)},
-                  {"answer", int64Slice(d.queryPos, i, j) + 1}};
-    return k;
-  };
+  auto chunkOf = [&](int64_t i, int64_t j) { return documentChunk(d, corrupted, i, j, spec.swap); };
   std::vector<double> delta(C, 0.0);
   double rClean = 0, rCorrupt = 0;
   for (int64_t i = 0; i < n; i += chunk) {
-    Chunk k = chunkOf(i, std::min(n, i + chunk));
+    DocumentChunk k = chunkOf(i, std::min(n, i + chunk));
     const int64_t m = k.m;
     const at::Tensor &source = k.source, &base = k.base;
     const rt::Model::Interventions &iv = k.iv;
@@ -181,7 +161,7 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
     torch::NoGradGuard noGrad;
     for (size_t b0 = 0; b0 < picked.size(); b0 += 64) // blocks of cells, as intervene
       for (int64_t i = 0; i < n; i += chunk) {
-        Chunk k = chunkOf(i, std::min(n, i + chunk));
+        DocumentChunk k = chunkOf(i, std::min(n, i + chunk));
         k.iv.cells.assign(picked.begin() + b0, picked.begin() + std::min(picked.size(), b0 + 64));
         const int64_t cells = static_cast<int64_t>(k.iv.cells.size());
         std::vector<at::Tensor> blocks = {k.source, k.base};

@@ -56,6 +56,22 @@ std::vector<int32_t> corruptTokens(const tasks::Dataset &d, int64_t n, const std
   return out;
 }
 
+DocumentChunk documentChunk(const tasks::Dataset &d, const std::vector<int32_t> &corrupted, int64_t i, int64_t j,
+                            bool swap) {
+  DocumentChunk k;
+  k.m = j - i;
+  const int64_t len = d.maxLength(i, j); // a chunk needs no more columns (causal models)
+  at::Tensor clean = int64Rows(d.tokens, i, j, d.seqLen).narrow(1, 0, len);
+  at::Tensor corrupt = int64Rows(corrupted, i, j, d.seqLen).narrow(1, 0, len);
+  k.base = swap ? clean : corrupt, k.source = swap ? corrupt : clean;
+  k.readout = int64Slice(d.readout, i, j), k.target = int64Slice(d.target, i, j);
+  k.iv.docs = k.m;
+  k.iv.roles = {{"key", int64Slice(d.keyPos, i, j)},     {"value", int64Slice(d.valuePos, i, j)},
+                {"query", int64Slice(d.queryPos, i, j)}, {"divider", int64Slice(d.dividerPos, i, j)},
+                {"answer", int64Slice(d.queryPos, i, j) + 1}};
+  return k;
+}
+
 namespace {
 
 std::string fmt(double x) {
@@ -195,24 +211,16 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
   for (int64_t c0 = 0; c0 < std::max<int64_t>(C, 1); c0 += block) {
     const int64_t cells = std::min(C - c0, block);
     for (int64_t i = 0; i < n; i += chunk) {
-      int64_t j = std::min(n, i + chunk), m = j - i;
-      const int64_t len = d.maxLength(i, j); // a chunk needs no more columns (causal models)
-      at::Tensor clean = int64Rows(d.tokens, i, j, T).narrow(1, 0, len);
-      at::Tensor corrupt = int64Rows(corrupted, i, j, T).narrow(1, 0, len);
-      at::Tensor base = spec.swap ? clean : corrupt, source = spec.swap ? corrupt : clean;
-      std::vector<at::Tensor> blocks = {source, base};
+      DocumentChunk k = documentChunk(d, corrupted, i, std::min(n, i + chunk), spec.swap);
+      const int64_t m = k.m;
+      std::vector<at::Tensor> blocks = {k.source, k.base};
       for (int64_t c = 0; c < cells; ++c)
-        blocks.push_back(base);
+        blocks.push_back(k.base);
       rt::Model::Options o;
-      o.readout = int64Slice(d.readout, i, j).repeat({cells + 2});
-      rt::Model::Interventions iv;
-      iv.docs = m;
-      iv.firstCell = c0;
-      iv.numCells = cells;
-      iv.roles = {{"key", int64Slice(d.keyPos, i, j)},       {"value", int64Slice(d.valuePos, i, j)},
-                  {"query", int64Slice(d.queryPos, i, j)},   {"divider", int64Slice(d.dividerPos, i, j)},
-                  {"answer", int64Slice(d.queryPos, i, j) + 1}};
-      o.interventions = iv;
+      o.readout = k.readout.repeat({cells + 2});
+      k.iv.firstCell = c0;
+      k.iv.numCells = cells;
+      o.interventions = k.iv;
       if (saver) {
         o.observe = [&](const std::string &name, const at::Tensor &value) {
           saver->observe(name, value, i, m, c0, cells, spec.swap);
@@ -221,7 +229,7 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
       }
       at::Tensor logits = model->forward(at::cat(blocks, 0), o).squeeze(1);     // [(cells+2)m, V]
       logits = logits.view({cells + 2, m, logits.size(-1)});                    // [cells+2, m, V]
-      at::Tensor target = int64Slice(d.target, i, j);                            // [m]
+      const at::Tensor &target = k.target;                                       // [m]
       const int64_t cleanBlock = spec.swap ? 1 : 0, corruptBlock = spec.swap ? 0 : 1;
       Readouts r = readouts(logits, target, corruptBlock, spec.readout);
       auto p = r.p.accessor<double, 2>(), v = r.value.accessor<double, 2>(); // [cells + 2, m]

@@ -16,6 +16,7 @@
 #define MIXC_RUNTIME_TRAIN_INTERVENE_H
 
 #include "abi/Graph.h"
+#include "runtime/core/Model.h"
 #include "runtime/train/Bootstrap.h"
 #include "support/Status.h"
 
@@ -75,6 +76,17 @@ struct CellResult {
 /// or none): per document the key in context (or its value) replaced by a
 /// uniformly drawn other token of the task's corruption range (§6).
 std::vector<int32_t> corruptTokens(const tasks::Dataset &d, int64_t n, const std::string &what, uint64_t seed);
+
+/// Documents [i, j) of a test set as intervention runs see them: the source
+/// and base runs' tokens (cut to the chunk's longest document), the readout
+/// positions, the answers, and the task roles for Model::Interventions.
+struct DocumentChunk {
+  int64_t m = 0;
+  at::Tensor source, base, readout, target;
+  rt::Model::Interventions iv;
+};
+DocumentChunk documentChunk(const tasks::Dataset &d, const std::vector<int32_t> &corrupted, int64_t i, int64_t j,
+                            bool swap);
 
 /// A heatmap of the cells' Attrib (two sweep coordinates: rows, columns) as SVG.
 void writeHeatmap(const std::string &path, const InterveneSpec &spec, const std::vector<CellResult> &res,
