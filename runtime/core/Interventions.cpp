@@ -1,23 +1,12 @@
 //===- Interventions.cpp - patch, ablate and state edits in the batch -------===//
 #include "runtime/core/Interventions.h"
+#include "runtime/core/NodeAttrs.h"
 
 #include <algorithm>
 
 namespace mixc::rt {
 namespace {
 using graph::Node;
-
-int64_t attrI(const Node &n, const char *key) { return n.attrs.at(key).i; }
-int64_t attrI(const Node &n, const char *key, int64_t dflt) {
-  auto it = n.attrs.find(key);
-  return it == n.attrs.end() ? dflt : it->second.i;
-}
-double attrF(const Node &n, const char *key, double dflt) {
-  auto it = n.attrs.find(key);
-  if (it == n.attrs.end())
-    return dflt;
-  return it->second.kind == graph::AttrValue::Kind::Int ? static_cast<double>(it->second.i) : it->second.f;
-}
 
 /// The first row of `n`'s cell in the batch, or −1 when the cell is in
 /// another block of cells.

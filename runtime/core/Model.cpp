@@ -3,6 +3,7 @@
 #include "abi/StateLayout.h"
 #include "runtime/core/Init.h"
 #include "runtime/core/Interventions.h"
+#include "runtime/core/NodeAttrs.h"
 #include "runtime/core/Primitives.h"
 
 #include <ATen/Parallel.h>
@@ -17,24 +18,6 @@ using Inputs = std::vector<at::Tensor>;
 using Outputs = std::vector<at::Tensor>;
 using graph::Node;
 
-double attrF(const Node &n, const char *key, double dflt) {
-  auto it = n.attrs.find(key);
-  if (it == n.attrs.end())
-    return dflt;
-  return it->second.kind == graph::AttrValue::Kind::Int ? static_cast<double>(it->second.i)
-                                                        : it->second.f;
-}
-/// A required float attribute (the op table lists it; checked at create).
-double attrF(const Node &n, const char *key) {
-  const graph::AttrValue &v = n.attrs.at(key);
-  return v.kind == graph::AttrValue::Kind::Int ? static_cast<double>(v.i) : v.f;
-}
-int64_t attrI(const Node &n, const char *key) { return n.attrs.at(key).i; }
-bool attrB(const Node &n, const char *key, bool dflt) {
-  auto it = n.attrs.find(key);
-  return it == n.attrs.end() ? dflt : it->second.b;
-}
-const std::vector<int64_t> &attrInts(const Node &n, const char *key) { return n.attrs.at(key).ints; }
 at::Tensor optional(const Inputs &in, size_t i) { return i < in.size() ? in[i] : at::Tensor(); }
 
 // One entry per mix op: how to run it, and its operand count range.

@@ -1,0 +1,43 @@
+//===- NodeAttrs.h - reading a graph node's attributes ----------*- C++ -*-===//
+//
+// The runtime's readers of graph::Node attributes (the interpreter's op
+// table and the intervention steps). Required ones use at(): Model::create
+// has checked that every attribute the op table lists is present.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MIXC_RUNTIME_CORE_NODEATTRS_H
+#define MIXC_RUNTIME_CORE_NODEATTRS_H
+
+#include "abi/Graph.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mixc::rt {
+
+/// A float attribute (an integer one reads as its value), or `dflt`.
+inline double attrF(const graph::Node &n, const char *key, double dflt) {
+  auto it = n.attrs.find(key);
+  if (it == n.attrs.end())
+    return dflt;
+  return it->second.kind == graph::AttrValue::Kind::Int ? static_cast<double>(it->second.i) : it->second.f;
+}
+/// A required float attribute.
+inline double attrF(const graph::Node &n, const char *key) {
+  const graph::AttrValue &v = n.attrs.at(key);
+  return v.kind == graph::AttrValue::Kind::Int ? static_cast<double>(v.i) : v.f;
+}
+inline int64_t attrI(const graph::Node &n, const char *key) { return n.attrs.at(key).i; }
+inline int64_t attrI(const graph::Node &n, const char *key, int64_t dflt) {
+  auto it = n.attrs.find(key);
+  return it == n.attrs.end() ? dflt : it->second.i;
+}
+inline bool attrB(const graph::Node &n, const char *key, bool dflt) {
+  auto it = n.attrs.find(key);
+  return it == n.attrs.end() ? dflt : it->second.b;
+}
+inline const std::vector<int64_t> &attrInts(const graph::Node &n, const char *key) { return n.attrs.at(key).ints; }
+
+} // namespace mixc::rt
+
+#endif
