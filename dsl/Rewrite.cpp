@@ -56,6 +56,9 @@ bool matchesPattern(const std::string &p, const std::string &n) {
 
 namespace {
 constexpr int64_t kMaxOffset = 1000000;
+// A learned subspace wider than this is no longer a subspace of any model
+// mixc trains (d ≤ 4096 in the paper's grids).
+constexpr int64_t kMaxDasDim = 65536;
 constexpr int64_t kMaxRange = 1000;
 constexpr size_t kMaxCells = 10000;
 
@@ -237,8 +240,16 @@ RwAction parseAction(Line &l, const std::map<std::string, std::string> &vars) {
     }
     if (a.vector.empty())
       fail(ploc, "\"" + p.string() + "\" holds no numbers");
+  } else if (a.kind == "das") {
+    l.expect('(', "after das (write das(4): the subspace's dimension)");
+    SourceLoc kloc = l.loc();
+    std::string k = substitute(l.word(")"), vars, kloc);
+    if (!parseInteger(k, a.dasK) || a.dasK < 1 || a.dasK > kMaxDasDim)
+      fail(kloc, "das(k) needs an integer 1 <= k <= " + std::to_string(kMaxDasDim) + ", got '" + k + "'");
+    l.expect(')', "to close das(");
   } else if (a.kind != "patch" && a.kind != "zero" && a.kind != "mean") {
-    fail(at, "unknown action '" + a.kind + "'; expected patch, zero, mean, noise(σ), add(FILE) or remove");
+    fail(at, "unknown action '" + a.kind +
+                 "'; expected patch, zero, mean, noise(σ), add(FILE), das(k) or remove");
   }
   a.loc = l.loc();
   a.pattern = substitute(l.word(), vars, a.loc);

@@ -7,6 +7,9 @@
 //   patch  NODE at POS             take NODE's value from the source run at POS
 //   zero | mean | noise(σ) NODE at POS    ablations (mean: over the source run)
 //   add(FILE) NODE at POS          add a vector (whitespace-separated numbers in FILE)
+//   das(k) NODE at POS             distributed alignment search: interchange a
+//                                  learned k-dimensional rotated subspace of
+//                                  NODE with the source run's (`mixc align`)
 //   remove NODE                    replace NODE by its input (identity), everywhere
 //   sweep v in 0..2, p in {key, value}: ACTION NODE at POS    one cell per combination
 //
@@ -39,7 +42,7 @@ struct RwPosition {
 };
 
 struct RwAction {
-  std::string kind;    // patch zero mean noise remove
+  std::string kind;    // patch zero mean noise add das remove
   std::string pattern; // node name pattern, sweep variables substituted
   RwPosition position;
   double sigma = 0;
@@ -47,6 +50,8 @@ struct RwAction {
   /// A subspace: channels [lo, hi) of the last dimension (NODE[lo:hi]), or
   /// head `head` of a [B, T, H, ...] value (NODE[head=h]); −1: all of it.
   int64_t lo = -1, hi = -1, head = -1;
+  /// das(k): the learned subspace's dimension (0: not a DAS action).
+  int64_t dasK = 0;
   SourceLoc loc;        // of the pattern
 };
 

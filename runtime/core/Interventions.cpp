@@ -46,10 +46,29 @@ at::Tensor interventionPositions(const Node &n, const Model::Interventions &iv, 
   return pos;
 }
 
+at::Tensor interchangeSubspace(const at::Tensor &base, const at::Tensor &source, const at::Tensor &rows) {
+  return base + at::matmul(at::matmul(source - base, rows.t()), rows); // [N, W] → [N, k] → [N, W]
+}
+
 at::Tensor intervene(const at::Tensor &x, const Node &n, const Model::Interventions &iv) {
   const int64_t docs = iv.docs, first = cellRow(n, iv, x.size(0));
   if (first < 0)
     return x; // another block's cell
+  if (const int64_t k = attrI(n, "das", 0); k > 0) { // one position a document, the whole vector
+    auto it = iv.rotations.find(n.name);
+    TORCH_CHECK(it != iv.rotations.end(), "'", n.name, "' is a das(", k,
+                ") cell with no learned subspace: `mixc align RUN SCRIPT` trains and evaluates das cells");
+    const at::Tensor &rows = it->second;
+    // Any number of rows: `mixc align` also evaluates the node's first k
+    // channels and the whole vector (rows = I) through this same path.
+    TORCH_CHECK(rows.dim() == 2 && rows.size(1) * x.size(0) * x.size(1) == x.numel(), "'", n.name,
+                "': its subspace is ", rows.sizes(), ", not [k, values at a position]");
+    at::Tensor pos = interventionPositions(n, iv, x.size(1));
+    at::Tensor cellRows = at::arange(first, first + docs, at::kLong), src = at::arange(docs, at::kLong);
+    at::Tensor base = x.index({cellRows, pos}), source = x.index({src, pos}); // [docs, ...]
+    at::Tensor mixed = interchangeSubspace(base.reshape({docs, -1}), source.reshape({docs, -1}), rows.to(x.dtype()));
+    return x.index_put({cellRows, pos}, mixed.view(base.sizes()));
+  }
   std::string kind = n.op == "patch" ? "patch" : n.attrs.at("kind").s;
   double sigma = attrF(n, "sigma", 0);
   const int64_t lo = attrI(n, "lo", -1), hi = attrI(n, "hi", -1), head = attrI(n, "head", -1);

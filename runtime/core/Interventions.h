@@ -24,7 +24,15 @@ namespace mixc::rt {
 /// Refused, naming the position, when one falls outside [0, T).
 at::Tensor interventionPositions(const graph::Node &n, const Model::Interventions &iv, int64_t T);
 
-/// A patch or ablate node on x [B, T, ...]: only its cell's rows change.
+/// Distributed alignment search's interchange (Geiger et al.): the base
+/// takes the source's coordinates in the subspace spanned by the rows of
+/// `rows` [k, W] (orthonormal), and keeps its own elsewhere:
+///   base + (source − base) Qᵀ Q       base, source [N, W]
+at::Tensor interchangeSubspace(const at::Tensor &base, const at::Tensor &source, const at::Tensor &rows);
+
+/// A patch or ablate node on x [B, T, ...]: only its cell's rows change. A
+/// patch with `das` = k > 0 interchanges the subspace iv.rotations holds
+/// for it.
 at::Tensor intervene(const at::Tensor &x, const graph::Node &n, const Model::Interventions &iv);
 
 /// Runs a recurrence (one primitive, or the fused region around it) on the

@@ -73,6 +73,10 @@ public:
     /// When not empty: the batch's cell blocks hold these cells, in this
     /// order (firstCell and numCells are then unused); others pass through.
     std::vector<int64_t> cells;
+    /// The learned subspace of each das(k) patch node, by node name: Q
+    /// [k, W] with orthonormal rows (W the values at a position); gradients
+    /// reach it through the forward (`mixc align` trains it).
+    std::map<std::string, at::Tensor> rotations;
   };
 
   struct Options {

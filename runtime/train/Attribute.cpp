@@ -68,6 +68,9 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
                                      "estimates `patch NODE at POS` cells only");
     if (n.op != "patch")
       continue;
+    if (n.attrs.count("das") && n.attrs.at("das").i > 0)
+      return support::Status::failed("attribute: '" + n.name + "' is a das(k) cell, whose subspace is learned; "
+                                     "`mixc align RUN SCRIPT` trains and evaluates it");
     if (n.attrs.count("lo") && (n.attrs.at("lo").i >= 0 || n.attrs.at("head").i >= 0))
       return support::Status::failed("attribute: '" + n.name + "' patches a subspace; attribution takes whole vectors");
     int64_t cell = n.attrs.at("cell").i;

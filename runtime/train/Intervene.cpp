@@ -109,7 +109,7 @@ void writePerExample(const std::string &path, const std::string &readout, const 
 } // namespace
 
 void writeHeatmap(const std::string &path, const InterveneSpec &spec,
-                  const std::vector<CellResult> &res, const std::string &title) {
+                  const std::vector<CellResult> &res, const std::string &title, const std::string &scale) {
   std::vector<std::string> rows, cols;
   for (const Cell &c : spec.cells) {
     if (c.coords.size() != 2)
@@ -168,13 +168,17 @@ void writeHeatmap(const std::string &path, const InterveneSpec &spec,
     << "<rect x='" << sx << "' y='" << y0 << "' width='14' height='" << sh << "' fill='url(#attrib)' stroke='#999'/>\n";
   for (int k = 0; k <= 4; ++k)
     s << "<text x='" << sx + 18 << "' y='" << y0 + sh - sh * k / 4 + 4 << "' font-size='10'>" << k * 0.25 << "</text>\n";
-  s << "<text x='" << sx << "' y='" << y0 - 8 << "' font-size='11'>Attrib</text>\n";
+  s << "<text x='" << sx << "' y='" << y0 - 8 << "' font-size='11'>" << scale << "</text>\n";
   s << "</svg>\n";
   writeFileAtomically(path, s.str());
 }
 
 support::Status intervene(const std::string &checkpoint, const graph::Graph &g, const InterveneSpec &spec,
                           const InterveneOptions &opts, std::vector<CellResult> &results, std::ostream &out) {
+  for (const graph::Node &n : g.nodes)
+    if (n.op == "patch" && n.attrs.count("das") && n.attrs.at("das").i > 0)
+      return support::Status::failed("intervene: '" + n.name + "' is a das(k) cell, whose subspace is learned; "
+                                     "`mixc align RUN SCRIPT` trains and evaluates it");
   Restored restored;
   std::string error;
   if (!restore(checkpoint, &g, restored, error, opts.kernels))

@@ -89,8 +89,9 @@ DocumentChunk documentChunk(const tasks::Dataset &d, const std::vector<int32_t> 
                             bool swap);
 
 /// A heatmap of the cells' Attrib (two sweep coordinates: rows, columns) as SVG.
+/// `scale` names the shaded quantity (0 white to 1 blue) on the colour bar.
 void writeHeatmap(const std::string &path, const InterveneSpec &spec, const std::vector<CellResult> &res,
-                  const std::string &title);
+                  const std::string &title, const std::string &scale = "Attrib");
 
 /// The graph stored in a checkpoint (or run folder), as JSON.
 bool checkpointGraph(const std::string &checkpointOrRun, std::string &graphJson,

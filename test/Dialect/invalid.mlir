@@ -362,3 +362,35 @@ func.func @yield_outside_fused(%x: tensor<?x?x4xf32>) {
   // expected-error @+1 {{expects parent op 'mix.fused'}}
   mix.yield %x : tensor<?x?x4xf32>
 }
+
+// -----
+
+func.func @patch_das_negative(%x: tensor<?x?x16xf32>) {
+  // expected-error @+1 {{das -1 is negative (0: a whole-vector patch)}}
+  %y = mix.patch %x {cell = 0 : i64, das = -1 : i64, name = "p", role = "value"} : (tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @patch_das_too_wide(%x: tensor<?x?x4x2xf32>) {
+  // expected-error @+1 {{das 9 exceeds the 8 values a position holds}}
+  %y = mix.patch %x {cell = 0 : i64, das = 9 : i64, name = "p", role = "value"} : (tensor<?x?x4x2xf32>) -> tensor<?x?x4x2xf32>
+  return
+}
+
+// -----
+
+func.func @patch_das_with_channels(%x: tensor<?x?x16xf32>) {
+  // expected-error @+1 {{das learns its own subspace of the whole vector; it takes no channel range or head}}
+  %y = mix.patch %x {cell = 0 : i64, das = 2 : i64, lo = 0 : i64, hi = 4 : i64, name = "p", role = "value"} : (tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @patch_das_all(%x: tensor<?x?x16xf32>) {
+  // expected-error @+1 {{das acts at one position a document, not 'all'}}
+  %y = mix.patch %x {cell = 0 : i64, das = 2 : i64, name = "p", role = "all"} : (tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  return
+}

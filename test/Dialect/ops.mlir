@@ -103,3 +103,13 @@ func.func @caller(%x: tensor<?x?x4xf32>) -> tensor<*xf32> {
   %0 = mix.call @callee(%x) {scope = "mixer"} : (tensor<?x?x4xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// Interventions round-trip, a DAS patch (das = k) among them.
+// CHECK-LABEL: func.func @interventions
+// CHECK: mix.patch %{{.*}} {cell = 0 : i64, das = 4 : i64, name = "x@c0", role = "value"}
+// CHECK: mix.ablate %{{.*}} {cell = 1 : i64, kind = "zero", name = "x@c1", offset = 1 : i64, role = "key"}
+func.func @interventions(%x: tensor<?x?x16xf32>) -> tensor<?x?x16xf32> {
+  %0 = mix.patch %x {cell = 0 : i64, das = 4 : i64, name = "x@c0", role = "value"} : (tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  %1 = mix.ablate %0 {cell = 1 : i64, kind = "zero", name = "x@c1", offset = 1 : i64, role = "key"} : (tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  return %1 : tensor<?x?x16xf32>
+}

@@ -7,6 +7,7 @@
 //   mixc eval    RUN_DIR|CHECKPOINT [--size N]
 //   mixc intervene RUN_DIR|CHECKPOINT SCRIPT.rw [--size N] [--out DIR]
 //   mixc attribute RUN_DIR|CHECKPOINT [SCRIPT.rw] [--size N] [--out DIR] [--check]
+//   mixc align RUN_DIR|CHECKPOINT SCRIPT.rw [--steps N] [--lr X] [--batch N] [--train-docs N]
 //   mixc compile FILE.mix --rewrite SCRIPT.rw --emit=mlir   (the rewritten IR)
 //   mixc sweep SWEEP.toml [--scale NAME] [--jobs N] [--out DIR] [--dry-run] [--retry-failed]
 //   mixc report SWEEP_DIR... [-o report.md] [--title T]
@@ -26,6 +27,7 @@
 #include "runtime/kernels/KernelBuild.h"
 #include <torch/cuda.h>
 #include "runtime/train/Config.h"
+#include "runtime/train/Align.h"
 #include "runtime/train/Attribute.h"
 #include "runtime/train/Intervene.h"
 #include "runtime/train/Trainer.h"
@@ -36,6 +38,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -69,6 +72,12 @@ commands:
                      (attribution.csv, attribution.svg); without a script every
                      named node at key, value, divider and query; --check also
                      runs the exact interventions and prints the correlation
+  align RUN|CKPT SCRIPT.rw
+                     distributed alignment search: trains every das(k) cell's
+                     rotated k-dimensional subspace at once (model frozen), then
+                     prints interchange intervention accuracy (IIA) on held-out
+                     documents beside the first k channels and the whole vector
+                     (iia.csv, iia.svg, rotations.safetensors)
   sweep SWEEP.toml   run a grid of training runs (+ interventions), resumable:
                      results.csv and attrib.csv in the sweep's folder
   report DIR...      markdown report (accuracy, Attrib, plots) over sweep folders
@@ -83,10 +92,14 @@ options:
   --override KEYS    train --resume: let these settings differ from the checkpoint's
                      (comma-separated: train.max_steps, train.eval_every,
                      train.eval_size, train.checkpoint_every, train.early_stop_acc)
-  --quiet            train: no progress bar
+  --quiet            train, align: no progress
   --check            attribute: also run the exact interventions and compare
   --check-top N      attribute: the exact Attrib of the N largest estimates and N
                      random other cells only (a screen of a large grid)
+  --steps N          align: optimiser steps (default 400)
+  --lr X             align: Adam's learning rate for the rotations (default 0.01)
+  --batch N          align: document pairs a step (default 32)
+  --train-docs N     align: training documents the pairs come from (default 4096)
   --out DIR          train: override [output] dir
   --max-steps N      train: override [train] max_steps (a quick look at a config)
   --init-from FILE   train: start from the weights in FILE (mixc export's
@@ -128,6 +141,8 @@ struct Options {
   bool resume = false, quiet = false;
   bool check = false;   // attribute --check: the exact interventions of every cell too
   int64_t checkTop = 0; // attribute --check-top N: of the N largest estimates and N random others
+  int64_t steps = 0, batch = 0, trainDocs = 0; // align (0: its defaults)
+  double lr = 0;
   std::set<std::string> overrides; // --override: settings --resume may change
   int64_t stopAfter = 0, maxSteps = 0, timeSteps = 0;
   std::string outDir;
@@ -187,6 +202,7 @@ const std::map<std::string, std::set<std::string>> &optionsOf() {
                  "--device", "--max-steps", "--stop-after", "--time-steps", "--init-from"}},
       {"intervene", {"--out", "--size", "--save", "--backend"}},
       {"attribute", {"--out", "--size", "--check", "--check-top", "--backend"}},
+      {"align", {"--out", "--size", "--backend", "--steps", "--lr", "--batch", "--train-docs", "--quiet"}},
       {"sweep", {"--scale", "--out", "--jobs", "--backend", "--dry-run", "--retry-failed"}},
       {"report", {"-o", "--title"}},
       {"eval", {"--size"}},
@@ -286,6 +302,20 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.check = true;
     } else if (is("--check-top")) {
       o.checkTop = positive("--check-top");
+    } else if (is("--steps")) {
+      o.steps = positive("--steps");
+    } else if (is("--batch")) {
+      o.batch = positive("--batch");
+    } else if (is("--train-docs")) {
+      o.trainDocs = positive("--train-docs");
+    } else if (is("--lr")) {
+      std::string v = value("--lr");
+      char *end = nullptr;
+      o.lr = std::strtod(v.c_str(), &end);
+      if (problem.empty() && (v.empty() || *end || !(o.lr > 0) || !std::isfinite(o.lr))) {
+        problem = "--lr expects a positive number, got '" + v + "'";
+        return false;
+      }
     } else if (is("--out")) {
       o.outDir = value("--out");
     } else if (is("--rewrite")) {
@@ -649,6 +679,30 @@ int cmdAttribute(const Options &o) {
                                        o.checkTop > 0 ? o.checkTop : o.check ? -1 : 0, results, std::cout));
 }
 
+int cmdAlign(const Options &o) {
+  ScriptRun run;
+  if (!loadScriptRun(o, "align", run))
+    return 1;
+  mixc::train::AlignOptions opts;
+  opts.outDir = o.outDir;
+  opts.quiet = o.quiet;
+  if (o.size > 0)
+    opts.size = o.size;
+  if (o.steps > 0)
+    opts.steps = o.steps;
+  if (o.batch > 0)
+    opts.batch = o.batch;
+  if (o.trainDocs > 0)
+    opts.trainDocs = o.trainDocs;
+  if (o.lr > 0)
+    opts.lr = o.lr;
+  opts.kernels = kernelLibrary(o, run.rewritten);
+  if (o.backend == "generated" && !opts.kernels)
+    return 1;
+  std::vector<mixc::train::AlignResult> results;
+  return report(mixc::train::align(run.checkpoint, run.rewritten.graph, run.spec, opts, results, std::cout));
+}
+
 int cmdIntervene(const Options &o) {
   ScriptRun run;
   if (!loadScriptRun(o, "intervene", run))
@@ -752,6 +806,8 @@ int main(int argc, char **argv) {
     return guarded(cmdIntervene, o);
   if (o.command == "attribute")
     return guarded(cmdAttribute, o);
+  if (o.command == "align")
+    return guarded(cmdAlign, o);
   if (o.command == "sweep")
     return guarded(cmdSweep, o);
   if (o.command == "report")

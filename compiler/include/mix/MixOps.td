@@ -388,6 +388,20 @@ class Mix_InterventionOp<string mnemonic, string what> : Mix_UnaryOp<mnemonic, w
 def Mix_PatchOp : Mix_InterventionOp<"patch",
     "interchange intervention: the base rows take the source run's value"> {
   let summary = "activation patching at named positions, from the source run";
+  let description = [{
+    With `das` = k > 0 (distributed alignment search, `das(k) NODE at POS`)
+    only a learned k-dimensional subspace is interchanged:
+      x ← x + Qᵀ Q (a_source − x),  Q [k, W] the first k rows of a learned
+    orthogonal R, W the values per position. The runtime holds R (trained
+    by `mixc align`); a whole-vector patch is the case k = W.
+  }];
+  let arguments = (ins StrAttr:$name, F32Tensor:$x, I64Attr:$cell, StrAttr:$role,
+                       DefaultValuedAttr<I64Attr, "0">:$offset,
+                       DefaultValuedAttr<I64Attr, "-1">:$index,
+                       DefaultValuedAttr<I64Attr, "-1">:$lo,
+                       DefaultValuedAttr<I64Attr, "-1">:$hi,
+                       DefaultValuedAttr<I64Attr, "-1">:$head,
+                       DefaultValuedAttr<I64Attr, "0">:$das);
 }
 
 def Mix_AblateOp : Mix_InterventionOp<"ablate", "ablation of a value at named positions"> {

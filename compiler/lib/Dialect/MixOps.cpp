@@ -494,6 +494,22 @@ LogicalResult PatchOp::shapeRule(SmallVectorImpl<Type> &out) {
   int64_t width;
   if (failed(subspaceRule(*this, getX(), getLo(), getHi(), getHead(), width)))
     return failure();
+  // I64Attr's getters return uint64_t: −1 (no range, no head) as signed.
+  const int64_t das = static_cast<int64_t>(getDas()), lo = static_cast<int64_t>(getLo()),
+                head = static_cast<int64_t>(getHead());
+  if (das < 0)
+    return emitOpError() << "das " << das << " is negative (0: a whole-vector patch)";
+  if (das > 0) {
+    if (lo >= 0 || head >= 0)
+      return emitOpError() << "das learns its own subspace of the whole vector; it takes no channel range or head";
+    if (getRole() == "all")
+      return emitOpError() << "das acts at one position a document, not 'all'";
+    int64_t values = 1; // a position's values: the product of x's dimensions after [B, T]
+    for (int64_t d : dims(getX()).drop_front(2))
+      values = ShapedType::isDynamic(d) || ShapedType::isDynamic(values) ? ShapedType::kDynamic : values * d;
+    if (!ShapedType::isDynamic(values) && das > values)
+      return emitOpError() << "das " << das << " exceeds the " << values << " values a position holds";
+  }
   return sameAsInput(*this, getX(), out);
 }
 

@@ -202,6 +202,8 @@ private:
     FailureOr<int64_t> width = subspaceWidth(op, a);
     if (failed(width))
       return failure();
+    if (a.kind == "das" && failed(checkDas(op, a)))
+      return failure();
     if (a.kind == "add" && static_cast<int64_t>(a.vector.size()) != *width) // located, not an op dump
       return emitError(locOf(a)) << "add(FILE) holds " << a.vector.size() << " numbers, but '" << nameOf(op)
                                  << "' has " << *width << " values per position"
@@ -210,7 +212,7 @@ private:
     b.setInsertionPointAfter(op);
     Value x = op->getResult(0);
     std::string name = nameOf(op) + "@c" + std::to_string(cell);
-    bool patch = a.kind == "patch";
+    bool patch = a.kind == "patch" || a.kind == "das";
     OperationState state(locOf(a), patch ? PatchOp::getOperationName() : AblateOp::getOperationName());
     state.addOperands(x);
     state.addTypes(x.getType());
@@ -222,6 +224,8 @@ private:
     state.addAttribute("lo", b.getI64IntegerAttr(a.lo));
     state.addAttribute("hi", b.getI64IntegerAttr(a.hi));
     state.addAttribute("head", b.getI64IntegerAttr(a.head));
+    if (a.kind == "das")
+      state.addAttribute("das", b.getI64IntegerAttr(a.dasK));
     if (!patch) {
       state.addAttribute("kind", b.getStringAttr(a.kind));
       state.addAttribute("sigma", b.getF32FloatAttr(static_cast<float>(a.sigma)));
@@ -237,6 +241,23 @@ private:
     return success();
   }
 
+  /// das(k) on `op`: a whole [B, T, ...] value at one position, with at
+  /// least k values there; errors located at the script.
+  LogicalResult checkDas(Operation *op, const dsl::RwAction &a) {
+    if (a.hi >= 0 || a.head >= 0)
+      return emitError(locOf(a)) << "das(" << a.dasK << ") learns its own subspace of '" << nameOf(op)
+                                 << "'; it takes the whole vector, not [a:b] or [head=h]";
+    if (a.position.role == "all")
+      return emitError(locOf(a)) << "das(" << a.dasK << ") interchanges at one position a document, not 'all'";
+    int64_t values = 1;
+    for (int64_t d : op->getResult(0).getType().cast<RankedTensorType>().getShape().drop_front(2))
+      values = ShapedType::isDynamic(d) || ShapedType::isDynamic(values) ? ShapedType::kDynamic : values * d;
+    if (!ShapedType::isDynamic(values) && a.dasK > values)
+      return emitError(locOf(a)) << "das(" << a.dasK << "): '" << nameOf(op) << "' holds " << values
+                                 << " values a position, fewer than the subspace's " << a.dasK << " dimensions";
+    return success();
+  }
+
   /// A state_edit op after the recurrence `op`, naming it as its target.
   LogicalResult interveneOnState(Operation *op, const dsl::RwAction &a, int64_t cell) {
     std::string opName = op->getName().stripDialect().str(), state = stateNameOf(op);
@@ -249,6 +270,8 @@ private:
     if (a.hi >= 0 || a.head >= 0)
       return emitError(locOf(a)) << "'" << state << "' is edited whole: a subspace ([a:b], [head=h]) "
                                  << "applies to node values only";
+    if (a.kind == "das")
+      return emitError(locOf(a)) << "'" << state << "' is edited whole: das(k) applies to node values only";
     std::vector<std::vector<int64_t>> operands;
     for (Value v : op->getOperands()) {
       auto t = v.getType().dyn_cast<RankedTensorType>();

@@ -1,0 +1,236 @@
+//===- Align.cpp - `mixc align`: DAS, trained for every cell at once --------===//
+#include "runtime/train/Align.h"
+#include "runtime/core/Model.h"
+#include "runtime/tasks/Task.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/train/Report.h"
+#include "runtime/train/Rotation.h"
+#include "support/Format.h"
+#include "support/Safetensors.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <numeric>
+#include <random>
+
+namespace mixc::train {
+namespace fs = std::filesystem;
+namespace {
+
+/// Cells a forward holds at most in evaluation (as intervene's blocks).
+constexpr int64_t kEvalBlock = 32;
+constexpr int64_t kEvalChunk = 64; // documents a forward in evaluation
+
+/// The values a position of node `n`'s result holds (its dimensions after
+/// [B, T]); 0 when a dimension is unknown.
+int64_t valuesAtPosition(const graph::Node &n) {
+  if (n.shapes.empty() || n.shapes[0].size() < 3)
+    return 0;
+  int64_t w = 1;
+  for (size_t i = 2; i < n.shapes[0].size(); ++i) {
+    if (n.shapes[0][i] <= 0)
+      return 0;
+    w *= n.shapes[0][i];
+  }
+  return w;
+}
+
+/// Logits at each document's readout for the source block, the base block
+/// and one block per cell of `cells` ([2 + cells, m, V]).
+at::Tensor cellLogits(const rt::Model &model, DocumentChunk &k, const std::vector<int64_t> &cells) {
+  k.iv.cells = cells;
+  const int64_t n = static_cast<int64_t>(cells.size());
+  std::vector<at::Tensor> blocks = {k.source, k.base};
+  for (int64_t c = 0; c < n; ++c)
+    blocks.push_back(k.base);
+  rt::Model::Options o;
+  o.readout = k.readout.repeat({n + 2});
+  o.interventions = k.iv;
+  return model.forward(at::cat(blocks, 0), o).squeeze(1).view({n + 2, k.m, -1});
+}
+
+std::string fmt(double x) { return support::format("%.4f", x); }
+} // namespace
+
+support::Status align(const std::string &checkpoint, const graph::Graph &g, const InterveneSpec &spec,
+                      const AlignOptions &opts, std::vector<AlignResult> &results, std::ostream &out) {
+  if (spec.swap)
+    return support::Status::failed("align: direction swap makes the corrupted run the source, whose answer is "
+                                   "not defined; align trains toward the clean answer (direction restore)");
+  if (spec.corrupt == "none")
+    return support::Status::failed("align: with corrupt none the base and source runs are the same documents; "
+                                   "there is nothing to interchange");
+  const int64_t C = static_cast<int64_t>(spec.cells.size());
+  std::vector<std::vector<const graph::Node *>> dasNodes(C);
+  for (const graph::Node &n : g.nodes) {
+    if (n.op == graph::kStateEditOp || n.op == "ablate")
+      return support::Status::failed("align: '" + n.name + "' is not a patch; align trains das(k) cells, "
+                                     "with whole-vector patches beside them at most");
+    if (n.op == "patch" && n.attrs.count("das") && n.attrs.at("das").i > 0) {
+      const int64_t cell = n.attrs.at("cell").i;
+      if (cell >= 0 && cell < C)
+        dasNodes[cell].push_back(&n);
+    }
+  }
+  for (int64_t c = 0; c < C; ++c)
+    if (dasNodes[c].empty())
+      return support::Status::failed("align: cell '" + spec.cells[c].label +
+                                     "' has no das(k) action; `mixc intervene` runs plain patches");
+  if (opts.steps < 0 || opts.batch < 1 || !(opts.lr > 0))
+    return support::Status::failed("align: steps ≥ 0, batch ≥ 1 and lr > 0 are needed");
+
+  Restored restored;
+  std::string error;
+  if (!restore(checkpoint, &g, restored, error, opts.kernels))
+    return support::Status::failed(error);
+  rt::Model &model = *restored.model;
+  for (at::Tensor t : model.trainable()) // the model is frozen: only the rotations learn
+    t.requires_grad_(false);
+  tasks::TaskData data;
+  if (support::Status loaded = tasks::loadTask(restored.config.task, restored.config.cacheDir, data); !loaded.isOk())
+    return loaded;
+  const tasks::Dataset &train = data.train, &test = data.test;
+  const int64_t nTrain = std::min<int64_t>(opts.trainDocs, train.size()), nTest = std::min<int64_t>(opts.size, test.size());
+  const int64_t batch = std::min(opts.batch, nTrain);
+  if (nTrain < 1 || nTest < 1)
+    return support::Status::failed("align: the task has no training or test documents");
+  // The test pairs are intervene's (same seed); the training pairs are drawn apart from them.
+  std::vector<int32_t> corruptedTest = corruptTokens(test, nTest, spec.corrupt, opts.seed);
+  std::vector<int32_t> corruptedTrain = corruptTokens(train, nTrain, spec.corrupt, opts.seed + 1);
+
+  // One rotation per das node, drawn in graph order from one seeded stream.
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(opts.seed);
+  std::map<std::string, Rotation> rotations;
+  std::vector<at::Tensor> params;
+  for (const auto &cell : dasNodes)
+    for (const graph::Node *n : cell) {
+      const int64_t width = valuesAtPosition(*n), k = n->attrs.at("das").i;
+      if (width < k)
+        return support::Status::failed("align: '" + n->name + "' has " +
+                                       (width ? std::to_string(width) : std::string("an unknown number of")) +
+                                       " values a position, too few for das(" + std::to_string(k) + ")");
+      auto [it, fresh] = rotations.emplace(n->name, Rotation(width, k, gen));
+      params.push_back(it->second.parameter());
+    }
+  std::vector<int64_t> all(C);
+  std::iota(all.begin(), all.end(), 0);
+  auto learned = [&](rt::Model::Interventions &iv) {
+    for (auto &[name, r] : rotations)
+      iv.rotations[name] = r.rows();
+  };
+
+  torch::optim::Adam adam(params, torch::optim::AdamOptions(opts.lr));
+  std::mt19937_64 rng(opts.seed);
+  std::uniform_int_distribution<int64_t> start(0, nTrain - batch);
+  std::vector<double> lossSum(C, 0.0);
+  int64_t lossSteps = 0;
+  const int64_t tail = std::max<int64_t>(1, opts.steps / 10), every = std::max<int64_t>(1, opts.steps / 10);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int64_t step = 0; step < opts.steps; ++step) {
+    const int64_t i = start(rng);
+    DocumentChunk k = documentChunk(train, corruptedTrain, i, i + batch, /*swap=*/false);
+    learned(k.iv);
+    torch::AutoGradMode grad(true);
+    at::Tensor logits = cellLogits(model, k, all).slice(0, 2); // [C, m, V]
+    at::Tensor perDoc = at::cross_entropy_loss(logits.reshape({C * k.m, -1}), k.target.repeat({C}),
+                                               /*weight=*/{}, at::Reduction::None);
+    at::Tensor perCell = perDoc.view({C, k.m}).mean(1); // [C]
+    adam.zero_grad();
+    perCell.sum().backward(); // each rotation sees only its cell's rows
+    adam.step();
+    if (step >= opts.steps - tail) {
+      at::Tensor l = perCell.detach().to(at::kDouble);
+      for (int64_t c = 0; c < C; ++c)
+        lossSum[c] += l[c].item<double>();
+      ++lossSteps;
+    }
+    if (!opts.quiet && ((step + 1) % every == 0 || step + 1 == opts.steps)) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      out << support::format("  step %lld/%lld  mean loss %.4f  %.0fs\n", static_cast<long long>(step + 1),
+                             static_cast<long long>(opts.steps), perCell.mean().item<double>(), s)
+          << std::flush;
+    }
+  }
+
+  // Held-out IIA: the learned subspace, the first k channels, the whole vector.
+  torch::NoGradGuard noGrad;
+  results.assign(C, {});
+  std::vector<double> hits[3] = {std::vector<double>(C, 0.0), std::vector<double>(C, 0.0), std::vector<double>(C, 0.0)};
+  double cleanHits = 0, baseHits = 0;
+  for (int variant = 0; variant < 3; ++variant)
+    for (int64_t i = 0; i < nTest; i += kEvalChunk)
+      for (int64_t b0 = 0; b0 < C; b0 += kEvalBlock) {
+        DocumentChunk k = documentChunk(test, corruptedTest, i, std::min(nTest, i + kEvalChunk), false);
+        std::vector<int64_t> cells(all.begin() + b0, all.begin() + std::min(C, b0 + kEvalBlock));
+        for (auto &[name, r] : rotations) {
+          const int64_t w = r.parameter().size(0);
+          k.iv.rotations[name] = variant == 0   ? r.rows()
+                                 : variant == 1 ? at::eye(w).narrow(0, 0, r.k())
+                                                : at::eye(w);
+        }
+        at::Tensor right = cellLogits(model, k, cells).argmax(-1).eq(k.target.unsqueeze(0)).to(at::kDouble).sum(1);
+        if (variant == 0 && b0 == 0)
+          cleanHits += right[0].item<double>(), baseHits += right[1].item<double>();
+        for (size_t c = 0; c < cells.size(); ++c)
+          hits[variant][cells[c]] += right[2 + static_cast<int64_t>(c)].item<double>();
+      }
+  for (int64_t c = 0; c < C; ++c) {
+    AlignResult &r = results[c];
+    r.k = dasNodes[c].front()->attrs.at("das").i;
+    r.iia = hits[0][c] / static_cast<double>(nTest);
+    r.iiaChannels = hits[1][c] / static_cast<double>(nTest);
+    r.iiaPatch = hits[2][c] / static_cast<double>(nTest);
+    r.trainLoss = lossSteps ? lossSum[c] / static_cast<double>(lossSteps) : std::nan("");
+    for (const graph::Node *n : dasNodes[c])
+      r.orthogonality = std::max(r.orthogonality, rotations.at(n->name).orthogonalityError());
+  }
+
+  fs::path folder = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "align" : fs::path(opts.outDir);
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  std::ostringstream csv;
+  csv << "cell,label,k,iia,iia_channels,iia_patch,train_loss,orthogonality\n";
+  for (int64_t c = 0; c < C; ++c) {
+    const AlignResult &r = results[c];
+    csv << c << ",\"" << spec.cells[c].label << "\"," << r.k << "," << support::format("%.6f", r.iia) << ","
+        << support::format("%.6f", r.iiaChannels) << "," << support::format("%.6f", r.iiaPatch) << ","
+        << support::format("%.6f", r.trainLoss) << "," << support::format("%.3g", r.orthogonality) << "\n";
+  }
+  writeFileAtomically((folder / "iia.csv").string(), csv.str());
+  std::vector<CellResult> shown(C);
+  for (int64_t c = 0; c < C; ++c)
+    shown[c].attrib = results[c].iia, shown[c].kept = true;
+  writeHeatmap((folder / "iia.svg").string(), spec, shown,
+               g.model + ": DAS interchange intervention accuracy, corrupt " + spec.corrupt, "IIA");
+  std::vector<support::StoredTensor> stored;
+  for (auto &[name, r] : rotations) {
+    at::Tensor rows = r.rows().detach().contiguous();
+    stored.push_back({name, "F32", {rows.size(0), rows.size(1)},
+                      std::string(static_cast<const char *>(rows.data_ptr()), rows.nbytes())});
+  }
+  if (!support::writeSafetensors((folder / "rotations.safetensors").string(), stored,
+                                 {{"format", "mixc-das"}, {"model", g.model}, {"rows", "the learned [k, W] subspace of each das node"}},
+                                 error))
+    return support::Status::failed(error);
+
+  out << support::format("%s, %lld held-out documents, corrupt %s: accuracy clean %.4f, corrupted %.4f; "
+                         "rotations trained %lld steps of %lld pairs (lr %g)\n",
+                         g.model.c_str(), static_cast<long long>(nTest), spec.corrupt.c_str(), cleanHits / nTest,
+                         baseHits / nTest, static_cast<long long>(opts.steps), static_cast<long long>(batch), opts.lr);
+  out << support::format("%-40s %5s %8s %9s %8s %8s %9s\n", "cell", "k", "IIA", "channels", "whole", "loss",
+                         "|RR'-I|");
+  for (int64_t c = 0; c < C; ++c) {
+    const AlignResult &r = results[c];
+    out << support::format("%-40s %5lld %8s %9s %8s %8s %9.1e\n", spec.cells[c].label.c_str(),
+                           static_cast<long long>(r.k), fmt(r.iia).c_str(), fmt(r.iiaChannels).c_str(),
+                           fmt(r.iiaPatch).c_str(), fmt(r.trainLoss).c_str(), r.orthogonality);
+  }
+  out << "wrote " << (folder / "iia.csv").string() << "\n";
+  return support::Status::ok();
+}
+
+} // namespace mixc::train
