@@ -63,6 +63,13 @@ struct Node {
   std::map<std::string, AttrValue> attrs;
   std::vector<std::vector<int64_t>> shapes; // one per result
   std::string loc;                          // "file:line:col" of the DSL source
+  /// A scan's step (op "scan", MixOps.td's mix.scan): its arguments (the
+  /// states, named as intervention points; then one per input, "<input>[t]"
+  /// when sliced over time), its nodes, which see only those arguments and
+  /// each other, and its results (the next states, then what it emits).
+  std::vector<Input> bodyArgs;
+  std::vector<Node> body;
+  std::vector<std::string> bodyResults;
 };
 
 /// A fused region (compiler/lib/Transforms/Fuse.cpp); its nodes carry the

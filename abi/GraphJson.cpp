@@ -50,6 +50,29 @@ AttrValue attrFromJson(const json &j) {
 }
 } // namespace
 
+namespace {
+nlohmann::ordered_json nodeToJson(const Node &n) {
+  nlohmann::ordered_json node = {{"name", n.name}, {"op", n.op}, {"inputs", n.inputs}, {"shapes", n.shapes}};
+  if (!n.attrs.empty()) {
+    nlohmann::ordered_json attrs = nlohmann::ordered_json::object();
+    for (const auto &[k, v] : n.attrs)
+      attrs[k] = attrToJson(v);
+    node["attrs"] = attrs;
+  }
+  if (!n.loc.empty())
+    node["loc"] = n.loc;
+  if (!n.body.empty() || !n.bodyArgs.empty()) { // a scan's step
+    nlohmann::ordered_json body = {{"args", json::array()}, {"nodes", json::array()}, {"results", n.bodyResults}};
+    for (const Input &a : n.bodyArgs)
+      body["args"].push_back({{"name", a.name}, {"shape", a.shape}, {"dtype", a.dtype}});
+    for (const Node &inner : n.body)
+      body["nodes"].push_back(nodeToJson(inner));
+    node["body"] = body;
+  }
+  return node;
+}
+} // namespace
+
 std::string toJson(const Graph &g) {
   // Insertion order, so the file reads top-down: header, inputs, params, nodes.
   nlohmann::ordered_json j;
@@ -69,19 +92,8 @@ std::string toJson(const Graph &g) {
     j["params"].push_back({{"name", p.name}, {"shape", p.shape}, {"init", p.init},
                            {"trainable", p.trainable}});
   j["nodes"] = json::array();
-  for (const Node &n : g.nodes) {
-    nlohmann::ordered_json node = {
-        {"name", n.name}, {"op", n.op}, {"inputs", n.inputs}, {"shapes", n.shapes}};
-    if (!n.attrs.empty()) {
-      nlohmann::ordered_json attrs = nlohmann::ordered_json::object();
-      for (const auto &[k, v] : n.attrs)
-        attrs[k] = attrToJson(v);
-      node["attrs"] = attrs;
-    }
-    if (!n.loc.empty())
-      node["loc"] = n.loc;
-    j["nodes"].push_back(node);
-  }
+  for (const Node &n : g.nodes)
+    j["nodes"].push_back(nodeToJson(n));
   j["outputs"] = g.outputs;
   if (!g.regions.empty()) {
     j["regions"] = json::array();
@@ -127,6 +139,60 @@ std::vector<int64_t> intsOf(const json &j, const char *what) {
 }
 } // namespace
 
+namespace {
+Node nodeFromJson(const json &n, int depth) {
+  Node node;
+  node.name = n.at("name").get<std::string>();
+  node.op = n.at("op").get<std::string>();
+  node.inputs = n.at("inputs").get<std::vector<std::string>>();
+  for (const json &shape : n.at("shapes"))
+    node.shapes.push_back(intsOf(shape, "a shape"));
+  if (n.contains("attrs"))
+    for (auto &[k, v] : n.at("attrs").items())
+      node.attrs[k] = attrFromJson(v);
+  node.loc = n.value("loc", "");
+  if (n.contains("body")) {
+    if (depth > 0) // the DSL does not nest scans; a deep file must not blow the stack
+      throw std::runtime_error("node '" + node.name + "': a scan inside a scan's body");
+    const json &body = n.at("body");
+    for (const json &a : body.at("args"))
+      node.bodyArgs.push_back({a.at("name").get<std::string>(), intsOf(a.at("shape"), "a shape"),
+                               a.at("dtype").get<std::string>()});
+    for (const json &inner : body.at("nodes"))
+      node.body.push_back(nodeFromJson(inner, depth + 1));
+    node.bodyResults = body.at("results").get<std::vector<std::string>>();
+  }
+  return node;
+}
+} // namespace
+
+namespace {
+/// A scan's step: its nodes read only its arguments and earlier nodes of
+/// the body, and its results name those.
+std::string validateBody(const Node &scan) {
+  std::set<std::string> defined;
+  for (const Input &a : scan.bodyArgs)
+    if (a.name.empty() || !defined.insert(a.name).second)
+      return "scan '" + scan.name + "': its step's argument '" + a.name + "' is empty or named twice";
+  for (const Node &n : scan.body) {
+    for (const std::string &in : n.inputs)
+      if (!defined.count(in))
+        return "scan '" + scan.name + "': node '" + n.name + "' of its step uses '" + in +
+               "', which is not defined before it in the step";
+    if (n.shapes.empty() || !n.body.empty() || n.op == kStateEditOp)
+      return "scan '" + scan.name + "': node '" + n.name + "' of its step has no result or is a scan or state edit";
+    if (!defined.insert(n.name).second)
+      return "scan '" + scan.name + "': name '" + n.name + "' is defined twice in its step";
+    for (size_t i = 1; i < n.shapes.size(); ++i)
+      defined.insert(n.name + "#" + std::to_string(i));
+  }
+  for (const std::string &r : scan.bodyResults)
+    if (!defined.count(r))
+      return "scan '" + scan.name + "': its step returns '" + r + "', which it does not define";
+  return "";
+}
+} // namespace
+
 std::string modelIdentity(const std::string &graphJson) {
   try {
     nlohmann::json j = nlohmann::json::parse(graphJson);
@@ -138,6 +204,11 @@ std::string modelIdentity(const std::string &graphJson) {
           if (!n.is_object())
             continue;
           n.erase("loc"); // where in the .mix file: moving a line changes no weight
+          if (n.contains("body") && n["body"].is_object() && n["body"].contains("nodes") &&
+              n["body"]["nodes"].is_array())
+            for (nlohmann::json &inner : n["body"]["nodes"])
+              if (inner.is_object())
+                inner.erase("loc");
           if (n.contains("attrs") && n["attrs"].is_object()) {
             n["attrs"].erase("fused");
             if (n["attrs"].empty()) // as a node that never had attributes is written
@@ -176,19 +247,8 @@ bool fromJson(const std::string &text, Graph &g, std::string &error) {
     for (const json &p : j.at("params"))
       g.params.push_back({p.at("name").get<std::string>(), intsOf(p.at("shape"), "a shape"),
                           p.at("init").get<std::string>(), p.at("trainable").get<bool>()});
-    for (const json &n : j.at("nodes")) {
-      Node node;
-      node.name = n.at("name").get<std::string>();
-      node.op = n.at("op").get<std::string>();
-      node.inputs = n.at("inputs").get<std::vector<std::string>>();
-      for (const json &shape : n.at("shapes"))
-        node.shapes.push_back(intsOf(shape, "a shape"));
-      if (n.contains("attrs"))
-        for (auto &[k, v] : n.at("attrs").items())
-          node.attrs[k] = attrFromJson(v);
-      node.loc = n.value("loc", "");
-      g.nodes.push_back(std::move(node));
-    }
+    for (const json &n : j.at("nodes"))
+      g.nodes.push_back(nodeFromJson(n, 0));
     g.outputs = j.at("outputs").get<std::vector<std::string>>();
     if (j.contains("regions"))
       for (const json &r : j.at("regions")) {
@@ -263,6 +323,9 @@ std::string validate(const Graph &g) {
     }
     if (n.shapes.empty())
       return "node '" + n.name + "' has no results";
+    if (n.op == "scan" || !n.body.empty())
+      if (std::string e = validateBody(n); !e.empty())
+        return e;
     if (std::string e = define(n.name); !e.empty())
       return e;
     for (size_t i = 1; i < n.shapes.size(); ++i)

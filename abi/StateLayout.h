@@ -39,7 +39,8 @@ inline std::string stateLayout(const std::string &op) {
 
 /// "" when a state intervention can act on `op`'s state; else why not.
 inline std::string stateRefusal(const std::string &op) {
-  if (op == "selective_scan" || op == "delta_rule" || op == "linear_attention")
+  // A DSL scan's states are its own: each is [B, ...] as declared.
+  if (op == "selective_scan" || op == "delta_rule" || op == "linear_attention" || op == "scan")
     return "";
   if (op == "diag_ssm")
     return "its state is implicit: the diagonal SSM runs as one long convolution over a kernel "

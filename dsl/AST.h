@@ -8,9 +8,13 @@
 //            | 'return' expr (',' expr)*
 //            | 'for' NAME 'in' expr '..' expr ('as' NAME)? '{' stmt* '}'
 //            | 'if' expr '{' stmt* '}' ('else' ('{' stmt* '}' | if-stmt))?
+//            | 'scan' NAME 'with' 'state' state (',' state)* '{' stmt* '}'
+//            | 'emit' NAME '=' expr                      (in a scan body)
+//   state   := NAME ':' '[' dims ']' ('=' 'zeros')?
+//   (`scan`, `with`, `state`, `emit` and `zeros` are keywords only there.)
 //   expr    := ternary with || && comparisons + - * / % unary, calls
-//              `f(a, k=v)`, names, numbers, strings, lists `[a, b]`, and a
-//              node-name suffix `expr @name`.
+//              `f(a, k=v)`, names, numbers, strings, lists `[a, b]`, a
+//              scan step's slice `x[t]`, and a node-name suffix `expr @name`.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MIXC_DSL_AST_H
@@ -30,14 +34,15 @@ struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
 
 struct Expr {
-  enum class Kind { Int, Float, Bool, Str, Name, List, Unary, Binary, Ternary, Call };
+  enum class Kind { Int, Float, Bool, Str, Name, List, Unary, Binary, Ternary, Call, Index };
   Kind kind;
   SourceLoc loc;
   int64_t intValue = 0;
   double floatValue = 0;
   bool boolValue = false;
   std::string text;                 // Name, Str, and the operator of Unary/Binary
-  std::vector<ExprPtr> operands;    // List items, Unary/Binary/Ternary operands, Call positional args
+  std::vector<ExprPtr> operands;    // List items, Unary/Binary/Ternary operands, Call positional
+                                    // args, Index: the sequence and the step variable
   struct Keyword {
     std::string name;
     SourceLoc loc;
@@ -55,17 +60,26 @@ struct Expr {
 struct Stmt;
 using StmtPtr = std::unique_ptr<Stmt>;
 
+/// A recurrent state of a scan: `S: [d_k, d_v] = zeros` (per batch row).
+struct ScanState {
+  std::string name;
+  SourceLoc loc;
+  std::vector<ExprPtr> dims;
+  std::string init = "zeros"; // the only initial value so far
+};
+
 struct Stmt {
-  enum class Kind { Input, Let, Assign, Return, For, If };
+  enum class Kind { Input, Let, Assign, Return, For, If, Scan, Emit };
   Kind kind;
   SourceLoc loc;
   std::vector<std::string> names;   // Input: one; Let/Assign: targets; For: loop variable
-  std::vector<SourceLoc> nameLocs;
-  std::vector<ExprPtr> exprs;       // Input: dims; Let/Assign: value; Return: values;
+  std::vector<SourceLoc> nameLocs;   // Scan: the step variable; Emit: the output
+  std::vector<ExprPtr> exprs;       // Input: dims; Let/Assign/Emit: value; Return: values;
                                     // For: from, to; If: condition
+  std::vector<ScanState> states;    // Scan
   std::string dtype;                // Input: "f32" or "i64"
   std::string scope;                // For: the name scope (`layers`)
-  std::vector<StmtPtr> body;        // For, If (then)
+  std::vector<StmtPtr> body;        // For, If (then), Scan (the step)
   std::vector<StmtPtr> orElse;      // If
 
   explicit Stmt(Kind k, SourceLoc l) : kind(k), loc(l) {}

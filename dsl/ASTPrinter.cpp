@@ -44,6 +44,12 @@ void printExpr(std::ostream &os, const Expr &e) {
     printExpr(os, *e.operands[2]);
     os << ")";
     break;
+  case Expr::Kind::Index:
+    printExpr(os, *e.operands[0]);
+    os << "[";
+    printExpr(os, *e.operands[1]);
+    os << "]";
+    break;
   case Expr::Kind::Call: {
     os << "call ";
     printExpr(os, *e.callee);
@@ -112,6 +118,25 @@ void printStmt(std::ostream &os, const Stmt &s, int indent) {
     printExpr(os, *s.exprs[1]);
     os << " as " << s.scope << " " << loc(s.loc) << "\n";
     printBody(os, s.body, indent + 2);
+    return;
+  case Stmt::Kind::Scan:
+    os << pad << "Scan " << s.names[0] << " with";
+    for (size_t i = 0; i < s.states.size(); ++i) {
+      os << (i ? ", " : " ") << s.states[i].name << " [";
+      for (size_t k = 0; k < s.states[i].dims.size(); ++k) {
+        if (k)
+          os << ", ";
+        printExpr(os, *s.states[i].dims[k]);
+      }
+      os << "] = " << s.states[i].init;
+    }
+    os << " " << loc(s.loc) << "\n";
+    printBody(os, s.body, indent + 2);
+    return;
+  case Stmt::Kind::Emit:
+    os << pad << "Emit " << s.names[0] << " = ";
+    printExpr(os, *s.exprs[0]);
+    os << " " << loc(s.loc) << "\n";
     return;
   case Stmt::Kind::If:
     os << pad << "If ";

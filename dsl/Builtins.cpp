@@ -490,6 +490,85 @@ Value bSum(NodeSink &sink, CallArgs &a, const CallSite &site) {
                 {{"axis", Attr::integer(axis)}, {"keepdim", Attr::boolean(keep)}}, f32(s));
 }
 
+// ---- products for scan bodies: outer, matvec, vecmat, column ----
+// Written with reshape, mul and sum (broadcasting over leading dims), so
+// every back end that runs those runs these; x [B, m] and a state [B, m, n]
+// are the usual shapes, and a loop-invariant matrix [m, n] broadcasts too.
+
+/// x [..., m] -> [..., m, 1]
+Value withTrailingOne(NodeSink &sink, const CallSite &site, const Value &x, bool named) {
+  Shape s = x.shape();
+  s.push_back(lit(1));
+  CallSite at{site.fn, site.loc, named ? site.name : ""};
+  return single(sink, at, "reshape", {x.ref},
+                {{"keep", Attr::integer(static_cast<int64_t>(x.shape().size()))}, {"shape", Attr::list({1})}},
+                f32(s));
+}
+
+/// x [..., n] -> [..., 1, n] (n static)
+Value withOneBeforeLast(NodeSink &sink, const CallSite &site, const CallArgs &a, const std::string &arg,
+                        const Value &x) {
+  const Dim n = x.shape().back();
+  if (n.symbolic())
+    a.error(arg, "'" + arg + "' needs a static last dimension, got " + shapeStr(x.shape()));
+  Shape s = x.shape();
+  s.insert(s.end() - 1, lit(1));
+  return single(sink, CallSite{site.fn, site.loc, ""}, "reshape", {x.ref},
+                {{"keep", Attr::integer(static_cast<int64_t>(x.shape().size()) - 1)},
+                 {"shape", Attr::list({1, n.size})}},
+                f32(s));
+}
+
+Value multiply(NodeSink &sink, const CallSite &site, const Value &x, const Value &y, bool named) {
+  TensorType t = f32(broadcastShapes(x.shape(), y.shape(), site.loc));
+  return single(sink, CallSite{site.fn, site.loc, named ? site.name : ""}, "mul", {x.ref, y.ref}, {}, t);
+}
+
+Value sumAxis(NodeSink &sink, const CallSite &site, const Value &x, int64_t axisFromEnd) {
+  const int64_t axis = static_cast<int64_t>(x.shape().size()) - axisFromEnd;
+  Shape s = x.shape();
+  s.erase(s.begin() + axis);
+  return single(sink, site, "sum", {x.ref}, {{"axis", Attr::integer(axis)}, {"keepdim", Attr::boolean(false)}},
+                f32(s));
+}
+
+/// outer(a [..., m], b [..., n]) = a bᵀ per row: [..., m, n]
+Value bOuter(NodeSink &sink, CallArgs &a, const CallSite &site) {
+  a.bind({"a", "b"});
+  Value x = a.tensor("a"), y = a.tensor("b");
+  requireMinRank(a, "a", x, 1);
+  requireMinRank(a, "b", y, 1);
+  return multiply(sink, site, withTrailingOne(sink, site, x, false), withOneBeforeLast(sink, site, a, "b", y), true);
+}
+
+/// matvec(M [..., m, n], x [..., n]) = M x per row: [..., m]
+Value bMatvec(NodeSink &sink, CallArgs &a, const CallSite &site) {
+  a.bind({"m", "x"});
+  Value m = a.tensor("m"), x = a.tensor("x");
+  requireMinRank(a, "m", m, 2);
+  requireMinRank(a, "x", x, 1);
+  requireDim(a, "x", x.shape().back(), m.shape().back(), "x's last dimension");
+  return sumAxis(sink, site, multiply(sink, site, m, withOneBeforeLast(sink, site, a, "x", x), false), 1);
+}
+
+/// vecmat(x [..., m], M [..., m, n]) = xᵀ M per row: [..., n]
+Value bVecmat(NodeSink &sink, CallArgs &a, const CallSite &site) {
+  a.bind({"x", "m"});
+  Value x = a.tensor("x"), m = a.tensor("m");
+  requireMinRank(a, "x", x, 1);
+  requireMinRank(a, "m", m, 2);
+  requireDim(a, "x", x.shape().back(), m.shape()[m.shape().size() - 2], "x's last dimension");
+  return sumAxis(sink, site, multiply(sink, site, withTrailingOne(sink, site, x, false), m, false), 2);
+}
+
+/// column(x [..., m]) = [..., m, 1]: scales the rows of a [..., m, n] value
+Value bColumn(NodeSink &sink, CallArgs &a, const CallSite &site) {
+  a.bind({"x"});
+  Value x = a.tensor("x");
+  requireMinRank(a, "x", x, 1);
+  return withTrailingOne(sink, site, x, true);
+}
+
 Value bCausalConv(NodeSink &sink, CallArgs &a, const CallSite &site) {
   a.bind({"x", "k", "bias?"});
   Value x = a.tensor("x");
@@ -684,6 +763,24 @@ constexpr char kNormal[] = "normal", kUniform[] = "uniform", kZeros[] = "zeros",
                kShiftE1[] = "shift_e1", kS4DLinImag[] = "s4d_lin_imag";
 } // namespace
 
+Shape broadcastShapes(const Shape &a, const Shape &b, SourceLoc loc) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    Dim da = i < a.size() ? a[a.size() - 1 - i] : Dim{1, ""};
+    Dim db = i < b.size() ? b[b.size() - 1 - i] : Dim{1, ""};
+    Dim d;
+    if (da == Dim{1, ""})
+      d = db;
+    else if (db == Dim{1, ""} || da == db)
+      d = da;
+    else
+      fail(loc, "shape mismatch: " + shapeStr(a) + " and " + shapeStr(b) + " do not broadcast");
+    out[rank - 1 - i] = d;
+  }
+  return out;
+}
+
 const std::map<std::string, BuiltinFn> &builtins() {
   static const std::map<std::string, BuiltinFn> table = {
       {"param", bParam},
@@ -708,6 +805,10 @@ const std::map<std::string, BuiltinFn> &builtins() {
       {"reshape", bReshape},
       {"permute", bPermute},
       {"sum", bSum},
+      {"outer", bOuter},
+      {"matvec", bMatvec},
+      {"vecmat", bVecmat},
+      {"column", bColumn},
       {"causal_conv", bCausalConv},
       {"long_conv", bLongConv},
       {"shift_conv", bShiftConv},

@@ -83,6 +83,10 @@ std::string initText(const Value &init, int64_t fanIn);
 
 Value makeInit(std::string rule, std::vector<double> args = {});
 
+/// Trailing-dimension (NumPy) broadcasting of two shapes, as the elementwise
+/// ops do; a located error when they do not broadcast.
+Shape broadcastShapes(const Shape &a, const Shape &b, SourceLoc loc);
+
 } // namespace mixc::dsl
 
 #endif

@@ -141,6 +141,9 @@ public:
     State &st = state();
     if (st.scalarOnly)
       fail(loc, "default values of parameters must not be tensors");
+    if (st.parent >= 0 && op == "param")
+      fail(loc, "a scan body creates no parameters: make them outside the scan and use them inside "
+                "(a projection of the input as a sequence, read with x[t])");
     if (st.names.count(name) == 0)
       claim(name, loc);
     if (++nodes_ > 1000000)
@@ -178,6 +181,25 @@ private:
     SourceLoc callLoc;
     std::vector<Value> inputs;
     size_t nextInput = 0;
+    // A scan body (execScan): the enclosing state (index into states_), the
+    // step variable, the states (its first args), the enclosing values it
+    // reads (its further args; sliced: `x[t]`) and what it emits.
+    int parent = -1;
+    std::string stepVar;
+    std::vector<std::string> stateVars;
+    struct Capture {
+      Ref outer;
+      bool sliced;
+      std::string name;
+    };
+    std::vector<Capture> captures;
+    std::set<std::string> capturedNames;
+    struct Emitted {
+      std::string name;
+      Value value;
+      SourceLoc loc;
+    };
+    std::vector<Emitted> emits;
   };
 
   State &state() { return states_.back(); }
@@ -351,10 +373,45 @@ private:
 
   Value *lookup(const std::string &name) {
     State &st = state();
+    if (Value *v = lookupIn(st, name))
+      return v;
+    if (st.parent < 0)
+      return nullptr;
+    // A scan body reads the enclosing definition's values: numbers as they
+    // are, tensors as loop-invariant inputs of the step.
+    Value *outer = lookupIn(states_[st.parent], name);
+    if (!outer || outer->kind != Value::Kind::Tensor)
+      return outer;
+    Value captured = capture(*outer, /*sliced=*/false, name);
+    st.capturedNames.insert(name);
+    return &(st.env.front()[name] = captured);
+  }
+
+  static Value *lookupIn(State &st, const std::string &name) {
     for (auto it = st.env.rbegin(); it != st.env.rend(); ++it)
       if (auto f = it->find(name); f != it->end())
         return &f->second;
     return nullptr;
+  }
+
+  /// The step's arg for the enclosing value `outer` (one arg per value and
+  /// kind): the whole value, or one step of a [B, T, ...] sequence ([B, ...]).
+  Value capture(const Value &outer, bool sliced, const std::string &name) {
+    State &st = state();
+    const size_t first = st.stateVars.size();
+    for (size_t i = 0; i < st.captures.size(); ++i) {
+      const State::Capture &c = st.captures[i];
+      if (c.sliced == sliced && c.outer.node == outer.ref.node && c.outer.result == outer.ref.result &&
+          c.outer.arg == outer.ref.arg)
+        return Value::tensor(Ref{-1, 0, static_cast<int>(first + i)}, st.fn.args[first + i]);
+    }
+    TensorType t = outer.type;
+    if (sliced)
+      t.shape.erase(t.shape.begin() + 1);
+    st.captures.push_back({outer.ref, sliced, name});
+    st.fn.args.push_back(t);
+    st.fn.argNames.push_back(sliced ? name + "[t]" : name);
+    return Value::tensor(Ref{-1, 0, static_cast<int>(st.fn.args.size()) - 1}, t);
   }
 
   void define(const std::string &name, Value v, SourceLoc loc) {
@@ -408,6 +465,13 @@ private:
         fail(s.loc, "cannot unpack " + std::string(kindName(v.kind)) + " into " +
                         std::to_string(s.names.size()) + " names");
       for (size_t i = 0; i < s.names.size(); ++i) {
+        State &st = state();
+        if (st.parent >= 0 && (st.capturedNames.count(s.names[i]) || !lookupIn(st, s.names[i])) &&
+            lookupIn(states_[st.parent], s.names[i]))
+          fail(s.nameLocs[i], "'" + s.names[i] + "' belongs to the definition around the scan; a scan body "
+                              "updates only its states and its own variables");
+        if (st.parent >= 0)
+          checkStateUpdate(s.names[i], items[i], s.nameLocs[i]);
         Value *slot = lookup(s.names[i]);
         if (!slot)
           fail(s.nameLocs[i], "unknown variable '" + s.names[i] + "'; declare it with 'let " +
@@ -456,6 +520,10 @@ private:
       state().prefix = saved;
       return;
     }
+    case Stmt::Kind::Scan:
+      return execScan(s);
+    case Stmt::Kind::Emit:
+      return execEmit(s);
     case Stmt::Kind::If: {
       Value c = eval(*s.exprs[0], nullptr);
       if (c.kind != Value::Kind::Bool)
@@ -466,6 +534,166 @@ private:
       return;
     }
     }
+  }
+
+  // ---- scan ----
+
+  static Dim batchDim() { return Dim{-1, "B"}; }
+
+  /// `S = value` in a scan body where S is a state: the value keeps the state's shape.
+  void checkStateUpdate(const std::string &name, const Value &v, SourceLoc loc) {
+    const State &st = state();
+    auto it = std::find(st.stateVars.begin(), st.stateVars.end(), name);
+    if (it == st.stateVars.end())
+      return;
+    const TensorType &t = st.fn.args[it - st.stateVars.begin()];
+    if (v.kind != Value::Kind::Tensor || v.shape() != t.shape)
+      fail(loc, "state '" + name + "' is " + shapeStr(t.shape) + " (a row per batch element); this update is " +
+                    (v.kind == Value::Kind::Tensor ? shapeStr(v.shape()) : describe(v)));
+  }
+
+  /// scan t with state S: [dims] = zeros, ... { body }: the body becomes a
+  /// step function (Func::scanStep) and the enclosing definition gets one
+  /// `scan` node whose results are the emitted values over time, [B, T, ...].
+  void execScan(const Stmt &s) {
+    const int outerIndex = static_cast<int>(states_.size()) - 1;
+    if (state().parent >= 0)
+      fail(s.loc, "scans do not nest: a scan body cannot hold another scan");
+    if (state().scalarOnly)
+      fail(s.loc, "default values of parameters must not be tensors");
+    State inner;
+    {
+      State &outer = state();
+      inner.def = outer.def;
+      inner.parent = outerIndex;
+      inner.stepVar = s.names[0];
+      inner.prefix = join(outer.prefix, "scan");
+      inner.fn.defName = outer.fn.defName + ".scan";
+      inner.fn.kind = outer.fn.kind;
+      inner.fn.loc = s.loc;
+      inner.fn.scanStep = true;
+      inner.env.emplace_back();
+    }
+    for (const ScanState &st : s.states) {
+      TensorType t;
+      t.shape.push_back(batchDim());
+      for (const ExprPtr &d : st.dims) {
+        Value v = eval(*d, nullptr);
+        if (v.kind != Value::Kind::Int || v.i <= 0)
+          fail(startLoc(*d), "a state's dimensions are positive integers, got " + describe(v));
+        t.shape.push_back(Dim{v.i, ""});
+      }
+      if (inner.env.front().count(st.name) || st.name == inner.stepVar)
+        fail(st.loc, "'" + st.name + "' is declared twice in this scan");
+      inner.env.front()[st.name] = Value::tensor(Ref{-1, 0, static_cast<int>(inner.fn.args.size())}, t);
+      inner.fn.args.push_back(t);
+      inner.fn.argNames.push_back(st.name);
+      inner.stateVars.push_back(st.name);
+    }
+    inner.fn.symbol = symbolFor(*inner.def, {}) + "_scan";
+    std::vector<std::string> stateNames;
+    for (const ScanState &st : s.states) { // the states are intervention points of the enclosing scope
+      stateNames.push_back(join(state().prefix, st.name));
+      claim(stateNames.back(), st.loc);
+    }
+
+    states_.push_back(std::move(inner));
+    execBody(s.body, /*topLevel=*/false);
+    State &done = state();
+    if (done.emits.empty())
+      fail(s.loc, "the scan emits nothing: add 'emit y = ...' to its body");
+    const State::Capture *sequence = nullptr;
+    for (const State::Capture &c : done.captures)
+      if (c.sliced && !sequence)
+        sequence = &c;
+    if (!sequence)
+      fail(s.loc, "the scan reads no sequence: index one with the step variable, x[" + done.stepVar + "]");
+    for (const std::string &name : done.stateVars)
+      done.fn.results.push_back(lookupIn(done, name)->ref),
+          done.fn.resultTypes.push_back(lookupIn(done, name)->type);
+    for (const State::Emitted &e : done.emits)
+      done.fn.results.push_back(e.value.ref), done.fn.resultTypes.push_back(e.value.type);
+    std::vector<State::Capture> captures = done.captures;
+    std::vector<State::Emitted> emits = done.emits;
+    const size_t numStates = done.stateVars.size();
+    const State::Capture timeSource = *sequence; // its state goes below
+    Func step = std::move(done.fn);
+    states_.pop_back();
+
+    State &outer = state();
+    auto sequenceType = [&](const State::Capture &c) -> const TensorType & {
+      return c.outer.arg >= 0 ? outer.fn.args[c.outer.arg] : outer.fn.nodes[c.outer.node].results[c.outer.result];
+    };
+    const Dim time = sequenceType(timeSource).shape[1];
+    prog_.funcs.push_back(std::move(step));
+    const int stepIndex = static_cast<int>(prog_.funcs.size()) - 1;
+    Node n;
+    n.op = "scan";
+    n.name = nodeName(CallSite{"scan", s.loc, "scan"}, "scan");
+    n.loc = s.loc;
+    n.callee = stepIndex;
+    std::vector<int64_t> sliced;
+    std::string joined;
+    for (const State::Capture &c : captures) {
+      n.inputs.push_back(c.outer);
+      sliced.push_back(c.sliced ? 1 : 0);
+    }
+    for (const std::string &name : stateNames)
+      joined += (joined.empty() ? "" : ",") + name;
+    n.attrs = {{"num_states", Attr::integer(static_cast<int64_t>(numStates))},
+               {"sliced", Attr::list(sliced)},
+               {"state_names", Attr::str(joined)}};
+    for (const State::Emitted &e : emits) {
+      TensorType t = e.value.type;
+      t.shape.insert(t.shape.begin() + 1, time);
+      n.results.push_back(t);
+    }
+    outer.fn.nodes.push_back(n);
+    const int index = static_cast<int>(outer.fn.nodes.size()) - 1;
+    for (size_t i = 0; i < emits.size(); ++i) {
+      Value v = tap(Value::tensor(Ref{index, static_cast<int>(i), -1}, outer.fn.nodes[index].results[i]),
+                    emits[i].name, emits[i].loc);
+      define(emits[i].name, v, emits[i].loc);
+    }
+  }
+
+  void execEmit(const Stmt &s) {
+    State &st = state();
+    if (st.parent < 0)
+      fail(s.loc, "'emit' gives a scan step's output; it belongs in a scan body");
+    Value v = eval(*s.exprs[0], nullptr);
+    if (v.kind != Value::Kind::Tensor)
+      fail(startLoc(*s.exprs[0]), "emit takes a tensor, got " + describe(v));
+    if (v.shape().empty() || v.shape()[0] != batchDim())
+      fail(startLoc(*s.exprs[0]), "an emitted value has a row per batch element, [B, ...]; this one is " +
+                                      shapeStr(v.shape()));
+    for (const State::Emitted &e : st.emits)
+      if (e.name == s.names[0])
+        fail(s.nameLocs[0], "'" + s.names[0] + "' is emitted twice");
+    st.emits.push_back({s.names[0], v, s.nameLocs[0]});
+  }
+
+  Value evalIndex(const Expr &e) {
+    State &st = state();
+    if (st.parent < 0)
+      fail(e.loc, "x[t] reads one step of a sequence inside a scan body; there is no scan here");
+    const Expr &base = *e.operands[0], &index = *e.operands[1];
+    if (index.kind != Expr::Kind::Name || index.text != st.stepVar)
+      fail(startLoc(index), "a sequence is indexed by the scan's step variable, '" + st.stepVar + "'");
+    if (base.kind != Expr::Kind::Name)
+      fail(startLoc(base), "x[" + st.stepVar + "] takes a named sequence of the definition around the scan");
+    Value *outer = lookupIn(states_[st.parent], base.text);
+    if (!outer) {
+      if (lookupIn(st, base.text))
+        fail(base.loc, "'" + base.text + "' is computed inside the scan; x[" + st.stepVar +
+                           "] reads a [B, T, ...] sequence from outside it");
+      fail(base.loc, "unknown name '" + base.text + "'" + support::didYouMean(base.text, visibleNames()));
+    }
+    const Shape &sh = outer->shape();
+    if (outer->kind != Value::Kind::Tensor || sh.size() < 2 || sh[0] != batchDim() || !sh[1].symbolic())
+      fail(base.loc, "x[" + st.stepVar + "] needs a [B, T, ...] sequence; '" + base.text + "' is " +
+                         (outer->kind == Value::Kind::Tensor ? shapeStr(sh) : describe(*outer)));
+    return capture(*outer, /*sliced=*/true, base.text);
   }
 
   void execInput(const Stmt &s) {
@@ -542,6 +770,8 @@ private:
     case Expr::Kind::Bool: return Value::boolean(e.boolValue);
     case Expr::Kind::Str: return Value::str(e.text);
     case Expr::Kind::Name: {
+      if (state().parent >= 0 && e.text == state().stepVar)
+        fail(e.loc, "'" + e.text + "' is the scan's step variable; it only indexes sequences: x[" + e.text + "]");
       if (Value *v = lookup(e.text))
         return *v;
       if (auto d = defs_.find(e.text); d != defs_.end()) {
@@ -570,6 +800,7 @@ private:
       return eval(*e.operands[c.b ? 1 : 2], hint);
     }
     case Expr::Kind::Call: return evalCall(e, hint);
+    case Expr::Kind::Index: return evalIndex(e);
     }
     fail(e.loc, "unsupported expression");
   }
@@ -631,24 +862,6 @@ private:
     default:
       fail(e.loc, "cannot negate " + std::string(kindName(x.kind)));
     }
-  }
-
-  Shape broadcast(const Shape &a, const Shape &b, SourceLoc loc) {
-    size_t rank = std::max(a.size(), b.size());
-    Shape out(rank);
-    for (size_t i = 0; i < rank; ++i) {
-      Dim da = i < a.size() ? a[a.size() - 1 - i] : Dim{1, ""};
-      Dim db = i < b.size() ? b[b.size() - 1 - i] : Dim{1, ""};
-      Dim d;
-      if (da == Dim{1, ""})
-        d = db;
-      else if (db == Dim{1, ""} || da == db)
-        d = da;
-      else
-        fail(loc, "shape mismatch: " + shapeStr(a) + " and " + shapeStr(b) + " do not broadcast");
-      out[rank - 1 - i] = d;
-    }
-    return out;
   }
 
   Value evalBinary(const Expr &e, Hint *hint) {
@@ -743,7 +956,7 @@ private:
       else if (v->kind != Value::Kind::Tensor)
         fail(e.loc, "cannot apply '" + e.text + "' to " + kindName(v->kind));
     }
-    TensorType t{broadcast(a.shape(), b.shape(), e.loc), "f32"};
+    TensorType t{broadcastShapes(a.shape(), b.shape(), e.loc), "f32"};
     std::string name = nodeName(CallSite{it->second, e.loc, takeName(e, hint)}, it->second);
     Ref r = emit(it->second, name, {a.ref, b.ref}, {}, {t}, e.loc);
     return Value::tensor(r, t);
@@ -787,6 +1000,8 @@ private:
                 const std::vector<std::pair<std::string, CallArgs::Arg>> &keywords,
                 SourceLoc loc, const std::string &scopeName) {
     const Def &def = *closure.def;
+    if (state().parent >= 0)
+      fail(loc, "a scan body calls primitives only, not '" + def.name + "'");
     if (def.kind == Def::Kind::Model)
       fail(loc, "'" + def.name + "' is a model and cannot be called; use a mixer or block");
     std::vector<std::string> inputs = inputNames(def);

@@ -213,6 +213,20 @@ private:
     case Tok::KwIf:
       return ifStmt();
     case Tok::Ident: {
+      // Contextual keywords: `scan t with ...` and `emit y = ...`; a variable
+      // may still be called scan or emit.
+      if (t.text == "scan" && peek(1).kind == Tok::Ident && peek(2).kind == Tok::Ident &&
+          peek(2).text == "with")
+        return scanStmt();
+      if (t.text == "emit" && peek(1).kind == Tok::Ident && peek(2).kind == Tok::Assign) {
+        auto s = std::make_unique<Stmt>(Stmt::Kind::Emit, next().loc);
+        const Token &n = next();
+        s->names.push_back(n.text);
+        s->nameLocs.push_back(n.loc);
+        next();
+        s->exprs.push_back(expr());
+        return s;
+      }
       auto s = std::make_unique<Stmt>(Stmt::Kind::Assign, t.loc);
       targets(*s);
       expect(Tok::Assign, "(statements are 'let x = ...', 'x = ...', 'input', 'return', 'for' or 'if')");
@@ -222,6 +236,40 @@ private:
     default:
       fail(t.loc, "expected a statement, found " + describe(t));
     }
+  }
+
+  // scan t with state S: [d_k, d_v] = zeros, z: [d_k] { ... }
+  StmtPtr scanStmt() {
+    auto s = std::make_unique<Stmt>(Stmt::Kind::Scan, next().loc);
+    const Token &v = expect(Tok::Ident, "(the step variable)");
+    s->names.push_back(v.text);
+    s->nameLocs.push_back(v.loc);
+    next(); // with
+    const Token &kw = peek();
+    if (kw.kind != Tok::Ident || kw.text != "state")
+      fail(kw.loc, "expected 'state' after 'with' (scan t with state S: [d] { ... })");
+    next();
+    do {
+      ScanState st;
+      const Token &n = expect(Tok::Ident, "(the state's name)");
+      st.name = n.text;
+      st.loc = n.loc;
+      expect(Tok::Colon, "after the state '" + n.text + "' (S: [d_k, d_v])");
+      expect(Tok::LBracket, "to open the state's shape");
+      do
+        st.dims.push_back(expr());
+      while (accept(Tok::Comma));
+      expect(Tok::RBracket, "to close the state's shape");
+      if (accept(Tok::Assign)) {
+        const Token &init = peek();
+        if (init.kind != Tok::Ident || init.text != "zeros")
+          fail(init.loc, "a state starts at zeros (write '= zeros' or nothing), found " + describe(init));
+        next();
+      }
+      s->states.push_back(std::move(st));
+    } while (accept(Tok::Comma));
+    s->body = block();
+    return s;
   }
 
   StmtPtr ifStmt() {
@@ -321,6 +369,12 @@ private:
         expect(Tok::RParen, "to close the argument list");
         call->callee = std::move(e);
         e = bounded(std::move(call));
+      } else if (at(Tok::LBracket)) { // x[t]: a scan step's slice of x
+        auto index = std::make_unique<Expr>(Expr::Kind::Index, next().loc);
+        index->operands.push_back(std::move(e));
+        index->operands.push_back(expr());
+        expect(Tok::RBracket, "to close the index (x[t] in a scan body)");
+        e = bounded(std::move(index));
       } else if (at(Tok::At)) {
         next();
         const Token &n = expect(Tok::Ident, "(a node name) after '@'");

@@ -57,13 +57,13 @@ struct Attr {
 };
 
 struct Node {
-  std::string op;   // primitive name (`linear`), or `call`
+  std::string op;   // primitive name (`linear`), `call`, or `scan`
   std::string name; // relative to the function; calls have none
   std::vector<Ref> inputs;
   std::vector<std::pair<std::string, Attr>> attrs;
   std::vector<TensorType> results;
   SourceLoc loc;
-  int callee = -1;   // call: index into Program::funcs
+  int callee = -1;   // call, scan (its step): index into Program::funcs
   std::string scope; // call: name prefix of the callee's nodes
 };
 
@@ -78,6 +78,10 @@ struct Func {
   std::vector<TensorType> resultTypes;
   std::vector<std::pair<std::string, std::string>> params; // resolved, as text
   SourceLoc loc;
+  /// A scan's step (not a function of its own): args are the states [B, ...]
+  /// then the scan node's inputs, per step (a sliced [B, T, ...] input as
+  /// [B, ...]); results are the next states then the emitted values [B, ...].
+  bool scanStep = false;
 };
 
 struct Program {

@@ -17,20 +17,12 @@ mkdir -p "$OUT"
 [ -x "$MIXC" ] || bash scripts/build.sh
 
 # The run of `model` to open: for medium the sweep cell with the higher
-# accuracy (runs/paper-medium/ar, or ar-extra: the same cells run by a second
-# sweep, e.g. to train them before their turn); for small a run trained here
-# with the small preset.
+# accuracy (medium-run.sh); for small a run trained here with the small preset.
+source examples/paper/medium-run.sh
 run_of() {
   local model=$1
   if [ "$SCALE" = medium ]; then
-    local best="" acc=-1
-    for cell in runs/paper-medium/ar/${model}__d64__lr* runs/paper-medium/ar-extra/${model}__d64__lr*; do
-      [ -f "$cell/result.toml" ] || continue
-      local a; a=$(sed -n 's/^eval_acc = //p' "$cell/result.toml")
-      if python3 -c "import sys; sys.exit(0 if float('$a') > float('$acc') else 1)"; then best=$cell acc=$a; fi
-    done
-    [ -n "$best" ] || { echo "state-at-key: no finished medium run of $model in runs/paper-medium/ar" >&2; return 1; }
-    echo "$best"
+    medium_run "$model"
     return
   fi
   local run=${RUNS:-runs/state-at-key-small}/$model

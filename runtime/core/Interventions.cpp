@@ -5,11 +5,8 @@
 #include <algorithm>
 
 namespace mixc::rt {
-namespace {
 using graph::Node;
 
-/// The first row of `n`'s cell in the batch, or −1 when the cell is in
-/// another block of cells.
 int64_t cellRow(const Node &n, const Model::Interventions &iv, int64_t rows) {
   int64_t docs = iv.docs, cell = attrI(n, "cell"), block = cell - iv.firstCell;
   if (!iv.cells.empty()) {
@@ -25,7 +22,6 @@ int64_t cellRow(const Node &n, const Model::Interventions &iv, int64_t rows) {
               rows / std::max<int64_t>(docs, 1) - 2, " cells");
   return first;
 }
-} // namespace
 
 at::Tensor interventionPositions(const Node &n, const Model::Interventions &iv, int64_t T) {
   const std::string &role = n.attrs.at("role").s;

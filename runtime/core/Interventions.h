@@ -19,6 +19,10 @@
 
 namespace mixc::rt {
 
+/// The first row of intervention node `n`'s cell in a batch of `rows`
+/// rows, or −1 when the cell is in another block of cells.
+int64_t cellRow(const graph::Node &n, const Model::Interventions &iv, int64_t rows);
+
 /// Where node `n` (patch, ablate or state_edit) acts in each document: its
 /// role's position plus its offset, or its `index` for `pos` ([docs] i64).
 /// Refused, naming the position, when one falls outside [0, T).

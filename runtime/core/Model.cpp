@@ -5,6 +5,7 @@
 #include "runtime/core/Interventions.h"
 #include "runtime/core/NodeAttrs.h"
 #include "runtime/core/Primitives.h"
+#include "runtime/core/Scan.h"
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
@@ -92,6 +93,8 @@ const std::map<std::string, OpInfo> &opTable() {
                             return one(selectiveScan(in[0], in[1], in[2], in[3], in[4], in[5]));
                           }, 6, 6, {}}},
       {"delta_rule", {[](const Inputs &in, const Node &) { return one(deltaRule(in[0], in[1], in[2], in[3])); }, 4, 4, {}}},
+      // A DSL-defined recurrence: its step, node by node, once a time step.
+      {"scan", {[](const Inputs &in, const Node &n) { return runScan(in, n); }, 1, 1u << 20, {"num_states", "sliced"}}},
       // Interventions need the batch layout: Model::forward runs them.
       {"patch", {nullptr, 1, 1, {"cell", "role"}}},
       {"ablate", {nullptr, 1, 1, {"cell", "role", "kind"}}},
@@ -99,6 +102,21 @@ const std::map<std::string, OpInfo> &opTable() {
       {graph::kStateEditOp, {nullptr, 0, 0, {"target", "cell", "role", "kind"}}},
   };
   return table;
+}
+
+/// "" when this runtime can run node `n` (op, input count, attributes), else why not.
+std::string checkNode(const Node &n) {
+  auto it = opTable().find(n.op);
+  if (it == opTable().end())
+    return "node '" + n.name + "' has op '" + n.op + "', which this runtime does not implement";
+  const OpInfo &info = it->second;
+  if (n.inputs.size() < info.minInputs || n.inputs.size() > info.maxInputs)
+    return "node '" + n.name + "' (" + n.op + ") has " + std::to_string(n.inputs.size()) + " inputs";
+  for (const char *a : info.attrs)
+    if (!n.attrs.count(a))
+      return "node '" + n.name + "' (" + n.op + ") lacks attribute '" + a +
+             "' (a graph written by an older mixc? compile the model again)";
+  return "";
 }
 
 /// A recurrence's forward with a state access (Primitives.h), by op.
@@ -165,22 +183,18 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
     m->tensors_.push_back({p.name, at::zeros(p.shape, at::kFloat).set_requires_grad(p.trainable)});
   }
   for (const graph::Node &n : m->graph_.nodes) {
-    auto it = opTable().find(n.op);
-    if (it == opTable().end()) {
-      error = "node '" + n.name + "' has op '" + n.op + "', which this runtime does not implement";
+    if (error = checkNode(n); !error.empty())
       return nullptr;
-    }
-    const OpInfo &info = it->second;
-    if (n.inputs.size() < info.minInputs || n.inputs.size() > info.maxInputs) {
-      error = "node '" + n.name + "' (" + n.op + ") has " + std::to_string(n.inputs.size()) + " inputs";
-      return nullptr;
-    }
-    for (const char *a : info.attrs)
-      if (!n.attrs.count(a)) {
-        error = "node '" + n.name + "' (" + n.op + ") lacks attribute '" + a +
-                "' (a graph written by an older mixc? compile the model again)";
+    if (n.op == "scan")
+      if (error = checkScanBody(n, [](const graph::Node &inner) {
+            return inner.op == "scan" || inner.op == graph::kStateEditOp || inner.op == "patch" ||
+                           inner.op == "ablate"
+                       ? "node '" + inner.name + "' (" + inner.op + ") cannot run inside a scan's step"
+                       : checkNode(inner);
+          });
+          !error.empty())
         return nullptr;
-      }
+    const OpInfo &info = opTable().at(n.op);
     if (n.op == graph::kStateEditOp) { // not a step: its recurrence runs it
       m->stateEdits_[n.attrs.at("target").s].push_back(&n);
       continue;
@@ -210,6 +224,11 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
     if (it != m->stateEdits_.end() && !why.empty()) {
       error = "state edit '" + it->second[0]->name + "' targets '" + s.node->name + "': " + why;
       return nullptr;
+    }
+    if (s.node->op == "scan") { // its states are its own (runScan edits them)
+      if (it != m->stateEdits_.end())
+        s.edits = &it->second;
+      continue;
     }
     auto name = s.node->attrs.find("state_name");
     if (name == s.node->attrs.end() || !why.empty())
@@ -339,6 +358,16 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       // LM head is the expensive one ([B, T, V]), so it sees one step per row.
       at::Tensor idx = options.readout->view({-1, 1, 1}).expand({-1, 1, args[0].size(-1)});
       args[0] = args[0].gather(1, idx);
+    }
+    if (s.node->op == "scan" && s.edits) {
+      TORCH_CHECK(options.interventions, "node '", s.node->name,
+                  "' has its state edited; run the model with `mixc intervene`");
+      Outputs out = runScan(args, *s.node, ScanEdits{s.edits, &*options.interventions});
+      for (size_t r = 0; r < out.size(); ++r)
+        values[s.firstResult + r] = std::move(out[r]);
+      if (options.observe)
+        options.observe(s.node->name, values[s.firstResult]);
+      continue;
     }
     const bool saveState = s.stateName && options.observe && options.saveStates.count(*s.stateName);
     if (s.edits || saveState) {

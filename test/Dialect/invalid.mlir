@@ -359,7 +359,7 @@ func.func @fused_no_kind(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
 // -----
 
 func.func @yield_outside_fused(%x: tensor<?x?x4xf32>) {
-  // expected-error @+1 {{expects parent op 'mix.fused'}}
+  // expected-error @+1 {{expects parent op to be one of 'mix.fused, mix.scan'}}
   mix.yield %x : tensor<?x?x4xf32>
 }
 
@@ -393,4 +393,52 @@ func.func @patch_das_all(%x: tensor<?x?x16xf32>) {
   // expected-error @+1 {{das acts at one position a document, not 'all'}}
   %y = mix.patch %x {cell = 0 : i64, das = 2 : i64, name = "p", role = "all"} : (tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
   return
+}
+
+// -----
+
+func.func @scan_state_type(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  // expected-error @+1 {{state 0 ('S') is 'tensor<?x4x4xf32>' but its next value is 'tensor<?x4xf32>'}}
+  %y = mix.scan "s"(%x) {num_states = 1 : i64, sliced = array<i64: 1>, state_names = ["S"]}
+      : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  ^bb0(%s: tensor<?x4x4xf32>, %xt: tensor<?x4xf32>):
+    mix.yield %xt, %xt : tensor<?x4xf32>, tensor<?x4xf32>
+  }
+  return %y : tensor<?x?x4xf32>
+}
+
+// -----
+
+func.func @scan_sliced_arg(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  // expected-error @+1 {{input 0 'tensor<?x?x4xf32>' is sliced over time, so its body argument should be 'tensor<?x4xf32>', not 'tensor<?x?x4xf32>'}}
+  %y = mix.scan "s"(%x) {num_states = 0 : i64, sliced = array<i64: 1>, state_names = []}
+      : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  ^bb0(%xt: tensor<?x?x4xf32>):
+    mix.yield %xt : tensor<?x?x4xf32>
+  }
+  return %y : tensor<?x?x4xf32>
+}
+
+// -----
+
+func.func @scan_no_sequence(%w: tensor<4xf32>) -> tensor<?x?x4xf32> {
+  // expected-error @+1 {{slices no input over time: its length is unknown}}
+  %y = mix.scan "s"(%w) {num_states = 0 : i64, sliced = array<i64: 0>, state_names = []}
+      : (tensor<4xf32>) -> tensor<?x?x4xf32> {
+  ^bb0(%wt: tensor<4xf32>):
+    mix.yield %wt : tensor<4xf32>
+  }
+  return %y : tensor<?x?x4xf32>
+}
+
+// -----
+
+func.func @scan_yield_count(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  // expected-error @+1 {{yields 1 values for 1 states and 1 results}}
+  %y = mix.scan "s"(%x) {num_states = 1 : i64, sliced = array<i64: 1>, state_names = ["S"]}
+      : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  ^bb0(%s: tensor<?x4xf32>, %xt: tensor<?x4xf32>):
+    mix.yield %xt : tensor<?x4xf32>
+  }
+  return %y : tensor<?x?x4xf32>
 }

@@ -113,3 +113,18 @@ func.func @interventions(%x: tensor<?x?x16xf32>) -> tensor<?x?x16xf32> {
   %1 = mix.ablate %0 {cell = 1 : i64, kind = "zero", name = "x@c1", offset = 1 : i64, role = "key"} : (tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
   return %1 : tensor<?x?x16xf32>
 }
+
+// A scan: one state S [B, 4], its step S' = S + x_t, emitting S'.
+// CHECK-LABEL: func.func @scan
+// CHECK: mix.scan "s"(%{{.*}}) {num_states = 1 : i64, sliced = array<i64: 1>, state_names = ["S"]} : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<?x4xf32>, %{{.*}}: tensor<?x4xf32>):
+// CHECK: mix.yield %{{.*}}, %{{.*}} : tensor<?x4xf32>, tensor<?x4xf32>
+func.func @scan(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  %y = mix.scan "s"(%x) {num_states = 1 : i64, sliced = array<i64: 1>, state_names = ["S"]}
+      : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  ^bb0(%s: tensor<?x4xf32>, %xt: tensor<?x4xf32>):
+    %n = mix.add %s, %xt {name = "n"} : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+    mix.yield %n, %n : tensor<?x4xf32>, tensor<?x4xf32>
+  }
+  return %y : tensor<?x?x4xf32>
+}

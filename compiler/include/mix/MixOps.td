@@ -428,7 +428,8 @@ def Mix_StateEditOp : Mix_Op<"state_edit"> {
     noise(`sigma`) or by `vector` (`add`); the recurrence continues from
     it, so outputs from that step on change and earlier ones do not. It has
     no result: the recurrence reads it as an argument and keeps its fused
-    region (the kernels take the edit as a mixk_state).
+    region (the kernels take the edit as a mixk_state). On a `mix.scan`,
+    `state` names which of its states is edited.
 
     ```mlir
     mix.state_edit "layers[0].mixer.state@c0" on "layers[0].mixer.scan"
@@ -439,7 +440,8 @@ def Mix_StateEditOp : Mix_Op<"state_edit"> {
                        DefaultValuedAttr<I64Attr, "0">:$offset,
                        DefaultValuedAttr<I64Attr, "-1">:$index,
                        StrAttr:$kind, DefaultValuedAttr<F32Attr, "0.0">:$sigma,
-                       OptionalAttr<DenseF32ArrayAttr>:$vector);
+                       OptionalAttr<DenseF32ArrayAttr>:$vector,
+                       OptionalAttr<StrAttr>:$state);
   let assemblyFormat = "$name `on` $target attr-dict";
   let hasVerifier = 1;
 }
@@ -476,8 +478,50 @@ def Mix_FusedOp : Mix_Op<"fused", [IsolatedFromAbove, SingleBlock]> {
   let hasVerifier = 1;
 }
 
-def Mix_YieldOp : Mix_Op<"yield", [Pure, Terminator, HasParent<"FusedOp">]> {
-  let summary = "the values a fused region returns";
+//===----------------------------------------------------------------------===//
+// User-defined recurrences (the DSL's `scan` construct)
+//===----------------------------------------------------------------------===//
+
+def Mix_ScanOp : Mix_Op<"scan", [IsolatedFromAbove, SingleBlock, Pure, HasShapeRule,
+                                 ShapeInferenceOpInterface]> {
+  let summary = "a recurrence written in the DSL: its body runs once a time step";
+  let description = [{
+    The body is one step. Its arguments are the `num_states` states (a row
+    per batch element, [B, ...], zero before the first step), then one per
+    input: for a `sliced` input [B, T, ...] its step t, [B, ...]; for the
+    others the whole value (loop-invariant, e.g. a parameter). `mix.yield`
+    returns the next states, then the values the step emits, [B, ...]; the
+    op's results are those emitted values over time, [B, T, ...].
+    `state_names` name the states as intervention points.
+
+    ```mlir
+    %y = mix.scan "layers[0].mixer.scan" (%k, %v, %q) {num_states = 1 : i64,
+        sliced = array<i64: 1, 1, 1>, state_names = ["layers[0].mixer.S"]}
+        : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+    ^bb0(%S: tensor<?x8x8xf32>, %kt: tensor<?x8xf32>, %vt: tensor<?x8xf32>, %qt: tensor<?x8xf32>):
+      ...   // S' = S + k vᵀ;  y = Sᵀ q
+      mix.yield %S1, %y : tensor<?x8x8xf32>, tensor<?x8xf32>
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, I64Attr:$num_states, DenseI64ArrayAttr:$sliced,
+                       StrArrayAttr:$state_names, Variadic<AnyTensor>:$inputs);
+  let results = (outs Variadic<AnyTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $name `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Result types from ranked operand types; emits an error and fails when
+    /// the operands break this op's shape rules.
+    ::mlir::LogicalResult shapeRule(
+        ::llvm::SmallVectorImpl<::mlir::Type> &resultTypes);
+  }];
+}
+
+def Mix_YieldOp : Mix_Op<"yield", [Pure, Terminator, ParentOneOf<["FusedOp", "ScanOp"]>]> {
+  let summary = "the values a fused region, or a scan's step, returns";
   let arguments = (ins Variadic<AnyTensor>:$values);
   // Hand-written: the declarative `type($values)` instantiates LLVM 16's
   // inline parseTypeList lambda in this library, and that copy crashed

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "mix/MixOps.h"
 
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -541,7 +542,7 @@ LogicalResult StateEditOp::verify() {
     return emitOpError() << "acts at one step: a state is replaced once and the recurrence carries it on";
   if ((kind == "add") != getVector().has_value())
     return emitOpError() << (kind == "add" ? "add needs a vector" : "only add takes a vector");
-  if (getCell() < 0)
+  if (static_cast<int64_t>(getCell()) < 0) // I64Attr getters return uint64_t
     return emitOpError() << "cell " << getCell() << " is negative";
   return success();
 }
@@ -567,6 +568,96 @@ LogicalResult FusedOp::verify() {
                          << " results";
   if (getKind().empty())
     return emitOpError() << "needs a kind (elementwise or the anchor primitive)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ScanOp
+//===----------------------------------------------------------------------===//
+
+/// The time dimension of a scan: dim 1 of its first sliced input.
+static int64_t scanTime(ScanOp op) {
+  for (auto [in, sliced] : llvm::zip(op.getInputs(), op.getSliced()))
+    if (sliced)
+      if (auto t = in.getType().dyn_cast<RankedTensorType>(); t && t.getRank() >= 2)
+        return t.getDimSize(1);
+  return ShapedType::kDynamic;
+}
+
+static LogicalResult verifyScan(ScanOp op);
+
+LogicalResult ScanOp::shapeRule(SmallVectorImpl<Type> &out) {
+  // The rule reads the step's yield: its structure first (the shape-rule
+  // trait runs before verify()).
+  if (failed(verifyScan(*this)))
+    return failure();
+  auto yield = cast<YieldOp>(getBody().front().getTerminator());
+  const int64_t states = static_cast<int64_t>(getNumStates()), time = scanTime(*this);
+  for (Value v : yield.getValues().drop_front(std::min<size_t>(states, yield.getValues().size()))) {
+    auto t = v.getType().dyn_cast<RankedTensorType>();
+    if (!t) { // the body is not inferred yet
+      out.push_back(UnrankedTensorType::get(Float32Type::get(getContext())));
+      continue;
+    }
+    SmallVector<int64_t> shape(t.getShape().begin(), t.getShape().end());
+    if (shape.empty())
+      return emitOpError() << "emits a rank-0 value; an emitted value is [B, ...]";
+    shape.insert(shape.begin() + 1, time);
+    out.push_back(f32Tensor(getContext(), shape));
+  }
+  return success();
+}
+
+LogicalResult ScanOp::verify() { return verifyScan(*this); }
+
+static LogicalResult verifyScan(ScanOp op) {
+  auto emitOpError = [&]() { return op.emitOpError(); };
+  auto getStateNames = [&]() { return op.getStateNames(); };
+  auto getSliced = [&]() { return op.getSliced(); };
+  auto getInputs = [&]() { return op.getInputs(); };
+  auto getNumResults = [&]() { return op.getNumResults(); };
+  Block &body = op.getBody().front();
+  const int64_t states = static_cast<int64_t>(op.getNumStates());
+  if (states < 0 || static_cast<int64_t>(getStateNames().size()) != states)
+    return emitOpError() << "has " << getStateNames().size() << " state names for " << states << " states";
+  if (getSliced().size() != getInputs().size())
+    return emitOpError() << "has " << getSliced().size() << " sliced flags for " << getInputs().size() << " inputs";
+  if (static_cast<int64_t>(body.getNumArguments()) != states + static_cast<int64_t>(getInputs().size()))
+    return emitOpError() << "'s body takes " << body.getNumArguments() << " arguments, not " << states
+                         << " states + " << getInputs().size() << " inputs";
+  bool anySliced = false;
+  for (auto [i, in] : llvm::enumerate(getInputs())) {
+    Type arg = body.getArgument(states + i).getType();
+    auto t = in.getType().dyn_cast<RankedTensorType>();
+    if (!getSliced()[i]) {
+      if (failed(verifyCompatibleShape(in.getType(), arg)))
+        return emitOpError() << "input " << i << " is " << in.getType() << " but its body argument is " << arg;
+      continue;
+    }
+    anySliced = true;
+    if (!t)
+      continue;
+    if (t.getRank() < 2)
+      return emitOpError() << "input " << i << " is sliced over time but is not [B, T, ...]: " << t;
+    SmallVector<int64_t> step(t.getShape().begin(), t.getShape().end());
+    step.erase(step.begin() + 1);
+    if (failed(verifyCompatibleShape(RankedTensorType::get(step, t.getElementType()), arg)))
+      return emitOpError() << "input " << i << " " << t << " is sliced over time, so its body argument should be "
+                           << RankedTensorType::get(step, t.getElementType()) << ", not " << arg;
+  }
+  if (!anySliced)
+    return emitOpError() << "slices no input over time: its length is unknown";
+  if (body.empty() || !isa<YieldOp>(body.back()))
+    return emitOpError() << "'s step must end in mix.yield";
+  auto yield = cast<YieldOp>(body.back());
+  if (static_cast<int64_t>(yield.getValues().size()) != states + static_cast<int64_t>(getNumResults()))
+    return emitOpError() << "yields " << yield.getValues().size() << " values for " << states << " states and "
+                         << getNumResults() << " results";
+  for (int64_t k = 0; k < states; ++k)
+    if (failed(verifyCompatibleShape(yield.getValues()[k].getType(), body.getArgument(k).getType())))
+      return emitOpError() << "state " << k << " ('" << getStateNames()[k].cast<StringAttr>().getValue()
+                           << "') is " << body.getArgument(k).getType() << " but its next value is "
+                           << yield.getValues()[k].getType();
   return success();
 }
 

@@ -4,6 +4,7 @@
 #include "abi/StateLayout.h"
 #include "dsl/Rewrite.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace mix {
@@ -27,6 +28,20 @@ std::vector<NamedPoint> namedPoints(const mixc::graph::Graph &g) {
     if (can.remove)
       node.actions.push_back("remove");
     out.push_back(std::move(node));
+    if (n.op == "scan") { // a DSL scan's states, as declared
+      const int64_t states = static_cast<int64_t>(std::min<size_t>(n.attrs.at("num_states").i, n.bodyArgs.size()));
+      for (int64_t k = 0; k < states; ++k) {
+        const mixc::graph::Input &arg = n.bodyArgs[k];
+        std::string layout = "[";
+        int64_t size = 1;
+        for (size_t i = 1; i < arg.shape.size(); ++i) {
+          layout += (i > 1 ? ", " : "") + std::to_string(arg.shape[i]);
+          size *= arg.shape[i];
+        }
+        out.push_back({"state", arg.name, n.op, {"intervene"}, layout + "] = " + std::to_string(size) + " floats"});
+      }
+      continue;
+    }
     auto it = n.attrs.find("state_name");
     if (it == n.attrs.end())
       continue;

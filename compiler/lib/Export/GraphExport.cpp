@@ -36,6 +36,14 @@ bool toAttr(Attribute a, graph::AttrValue &out) {
   } else if (auto l = a.dyn_cast<DenseF32ArrayAttr>()) {
     out.kind = graph::AttrValue::Kind::Floats;
     out.floats.assign(l.asArrayRef().begin(), l.asArrayRef().end());
+  } else if (auto l = a.dyn_cast<ArrayAttr>()) { // names (a scan's state_names): comma-separated
+    out.kind = graph::AttrValue::Kind::Str;
+    for (Attribute e : l) {
+      auto str = e.dyn_cast<StringAttr>();
+      if (!str || str.getValue().contains(','))
+        return false;
+      out.s += (out.s.empty() ? "" : ",") + str.getValue().str();
+    }
   } else {
     return false;
   }
@@ -64,8 +72,28 @@ LogicalResult mix::exportGraph(func::FuncOp model, const std::vector<std::string
   // A fused region's ops become ordinary nodes tagged with the region
   // (`fused`), so the interpreter runs them one by one and a kernel back end
   // can take the region whole.
-  std::function<LogicalResult(Block &, const std::string &)> exportBlock =
-      [&](Block &block, const std::string &group) -> LogicalResult {
+  // A scan's step: its arguments get names (the states' names; an input's
+  // name with [t] when sliced), its ops become the scan node's body.
+  std::function<LogicalResult(Block &, const std::string &, std::vector<graph::Node> &)> exportBlock;
+  auto exportScan = [&](ScanOp scan, graph::Node &node) -> LogicalResult {
+    Block &step = scan.getBody().front();
+    const int64_t states = static_cast<int64_t>(scan.getNumStates());
+    for (auto [k, arg] : llvm::enumerate(step.getArguments())) {
+      const int64_t i = static_cast<int64_t>(k) - states;
+      std::string name = i < 0 ? scan.getStateNames()[k].cast<StringAttr>().getValue().str()
+                               : names.lookup(scan.getInputs()[i]) + (scan.getSliced()[i] ? "[t]" : "");
+      if (!arg.getType().isa<RankedTensorType>())
+        return scan.emitOpError() << "has an unranked step argument; run shape inference first";
+      names[arg] = name;
+      node.bodyArgs.push_back({name, shapeOf(arg.getType()), "f32"});
+    }
+    if (failed(exportBlock(step, "", node.body)))
+      return failure();
+    for (Value v : cast<YieldOp>(step.getTerminator()).getValues())
+      node.bodyResults.push_back(names.lookup(v));
+    return success();
+  };
+  exportBlock = [&](Block &block, const std::string &group, std::vector<graph::Node> &out) -> LogicalResult {
     for (Operation &op : block) {
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         for (Value v : ret.getOperands())
@@ -76,7 +104,7 @@ LogicalResult mix::exportGraph(func::FuncOp model, const std::vector<std::string
         Block &inner = fused.getBody().front();
         for (auto [arg, in] : llvm::zip(inner.getArguments(), fused.getInputs()))
           names[arg] = names.lookup(in);
-        if (failed(exportBlock(inner, fused.getName().str())))
+        if (failed(exportBlock(inner, fused.getName().str(), out)))
           return failure();
         auto yield = cast<YieldOp>(inner.getTerminator());
         graph::Region region;
@@ -134,9 +162,12 @@ LogicalResult mix::exportGraph(func::FuncOp model, const std::vector<std::string
         node.attrs["fused"] = tag;
       }
       node.loc = locString(op.getLoc());
-      g.nodes.push_back(std::move(node));
+      if (auto scan = dyn_cast<ScanOp>(op))
+        if (failed(exportScan(scan, node)))
+          return failure();
+      out.push_back(std::move(node));
     }
     return success();
   };
-  return exportBlock(model.getBody().front(), "");
+  return exportBlock(model.getBody().front(), "", g.nodes);
 }

@@ -31,6 +31,49 @@ Attribute attr(OpBuilder &b, const graph::AttrValue &a) {
   }
   return {};
 }
+/// `nodes` as ops at `b`'s insertion point; a scan's body becomes its
+/// region (its arguments and nodes named as in the graph).
+void importNodes(OpBuilder &b, const std::vector<graph::Node> &nodes, llvm::StringMap<Value> &values) {
+  for (const graph::Node &n : nodes) {
+    OperationState state(b.getUnknownLoc(), "mix." + n.op);
+    for (const std::string &in : n.inputs)
+      state.addOperands(values.lookup(in));
+    state.addAttribute("name", b.getStringAttr(n.name));
+    for (const auto &[k, v] : n.attrs) {
+      if (k == "fused") // regions are formed again by -mix-fuse
+        continue;
+      if (n.op == "scan" && k == "state_names") { // comma-separated in the graph
+        SmallVector<StringRef> names;
+        if (!v.s.empty())
+          StringRef(v.s).split(names, ',');
+        state.addAttribute(k, b.getStrArrayAttr(names));
+        continue;
+      }
+      state.addAttribute(k, attr(b, v));
+    }
+    for (const auto &shape : n.shapes)
+      state.addTypes(tensorType(b, shape));
+    if (n.op == "scan")
+      state.addRegion();
+    Operation *op = b.create(state);
+    if (n.op == "scan") {
+      Block *step = new Block;
+      op->getRegion(0).push_back(step);
+      llvm::StringMap<Value> inner;
+      for (const graph::Input &a : n.bodyArgs)
+        inner[a.name] = step->addArgument(tensorType(b, a.shape), b.getUnknownLoc());
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToEnd(step);
+      importNodes(b, n.body, inner);
+      SmallVector<Value> results;
+      for (const std::string &r : n.bodyResults)
+        results.push_back(inner.lookup(r));
+      b.create<mix::YieldOp>(b.getUnknownLoc(), results);
+    }
+    for (unsigned r = 0; r < op->getNumResults(); ++r)
+      values[r == 0 ? n.name : n.name + "#" + std::to_string(r)] = op->getResult(r);
+  }
+}
 } // namespace
 
 OwningOpRef<ModuleOp> mix::importGraph(MLIRContext &ctx, const graph::Graph &g) {
@@ -51,20 +94,7 @@ OwningOpRef<ModuleOp> mix::importGraph(MLIRContext &ctx, const graph::Graph &g) 
                                 p.init, p.trainable);
     values[p.name] = op.getResult();
   }
-  for (const graph::Node &n : g.nodes) {
-    OperationState state(b.getUnknownLoc(), "mix." + n.op);
-    for (const std::string &in : n.inputs)
-      state.addOperands(values.lookup(in));
-    state.addAttribute("name", b.getStringAttr(n.name));
-    for (const auto &[k, v] : n.attrs)
-      if (k != "fused") // regions are formed again by -mix-fuse
-        state.addAttribute(k, attr(b, v));
-    for (const auto &shape : n.shapes)
-      state.addTypes(tensorType(b, shape));
-    Operation *op = b.create(state);
-    for (unsigned r = 0; r < op->getNumResults(); ++r)
-      values[r == 0 ? n.name : n.name + "#" + std::to_string(r)] = op->getResult(r);
-  }
+  importNodes(b, g.nodes, values);
   SmallVector<Value> outs;
   for (const std::string &o : g.outputs)
     outs.push_back(values.lookup(o));

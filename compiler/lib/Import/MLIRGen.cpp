@@ -17,7 +17,8 @@ public:
   OwningOpRef<ModuleOp> run(const dsl::Program &program) {
     OwningOpRef<ModuleOp> module = ModuleOp::create(builder_.getUnknownLoc());
     for (size_t i = 0; i < program.funcs.size(); ++i)
-      importFunc(*module, program, static_cast<int>(i), static_cast<int>(i) == program.entry);
+      if (!program.funcs[i].scanStep) // a scan's step becomes its mix.scan's region
+        importFunc(*module, program, static_cast<int>(i), static_cast<int>(i) == program.entry);
     return module;
   }
 
@@ -66,14 +67,27 @@ private:
       func.setPrivate();
     Block *body = func.addEntryBlock();
     builder_.setInsertionPointToEnd(body);
+    SmallVector<Value> results = importNodes(program, fn, *body);
+    builder_.create<func::ReturnOp>(loc(fn.loc), results);
+  }
 
+  /// `fn`'s nodes at the end of `body` (whose arguments are fn's args);
+  /// returns the values of fn's results.
+  SmallVector<Value> importNodes(const dsl::Program &program, const dsl::Func &fn, Block &body) {
     std::vector<Operation *> ops;
     auto value = [&](const dsl::Ref &r) -> Value {
       if (r.arg >= 0)
-        return body->getArgument(r.arg);
+        return body.getArgument(r.arg);
       return ops[r.node]->getResult(r.result);
     };
     for (const dsl::Node &n : fn.nodes) {
+      if (n.op == "scan") {
+        SmallVector<Value> inputs;
+        for (const dsl::Ref &r : n.inputs)
+          inputs.push_back(value(r));
+        ops.push_back(importScan(program, n, inputs));
+        continue;
+      }
       OperationState state(loc(n.loc), "mix." + n.op);
       for (const dsl::Ref &r : n.inputs)
         state.addOperands(value(r));
@@ -101,7 +115,49 @@ private:
     SmallVector<Value> results;
     for (const dsl::Ref &r : fn.results)
       results.push_back(value(r));
-    builder_.create<func::ReturnOp>(loc(fn.loc), results);
+    return results;
+  }
+
+  /// A scan node: a mix.scan whose region is its step function's body.
+  Operation *importScan(const dsl::Program &program, const dsl::Node &n, ArrayRef<Value> inputs) {
+    const dsl::Func &step = program.funcs[n.callee];
+    int64_t numStates = 0;
+    std::vector<int64_t> sliced;
+    SmallVector<StringRef> stateNames;
+    std::string joined;
+    for (const auto &[k, a] : n.attrs) {
+      if (k == "num_states")
+        numStates = a.i;
+      else if (k == "sliced")
+        sliced = a.ints;
+      else if (k == "state_names")
+        joined = a.s;
+    }
+    for (StringRef rest = joined; !rest.empty();) {
+      auto [head, tail] = rest.split(',');
+      stateNames.push_back(head);
+      rest = tail;
+    }
+    SmallVector<Type> resultTypes;
+    SmallVector<Attribute> frontEnd;
+    for (const dsl::TensorType &t : n.results) {
+      resultTypes.push_back(unranked(t.dtype));
+      frontEnd.push_back(TypeAttr::get(ranked(t)));
+    }
+    auto scan = builder_.create<mix::ScanOp>(loc(n.loc), resultTypes, builder_.getStringAttr(n.name),
+                                             builder_.getI64IntegerAttr(numStates),
+                                             builder_.getDenseI64ArrayAttr(sliced),
+                                             builder_.getStrArrayAttr(stateNames), inputs);
+    scan->setAttr(mix::kFrontEndTypesAttr, builder_.getArrayAttr(frontEnd));
+    Block *body = new Block;
+    scan.getBody().push_back(body);
+    for (const dsl::TensorType &t : step.args)
+      body->addArgument(ranked(t), loc(step.loc));
+    OpBuilder::InsertionGuard guard(builder_);
+    builder_.setInsertionPointToEnd(body);
+    SmallVector<Value> results = importNodes(program, step, *body);
+    builder_.create<mix::YieldOp>(loc(step.loc), results);
+    return scan;
   }
 
   MLIRContext &ctx_;

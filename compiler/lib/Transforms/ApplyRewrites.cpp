@@ -66,9 +66,13 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
     unfuse(fn); // interventions act on the unfused graph; -mix-fuse regroups after
     std::vector<Operation *> named;
     fn.walk([&](Operation *op) {
+      // A scan's step runs once a time step in the runtime's loop; its
+      // values are not yet points a script can reach.
+      if (op->getParentOfType<ScanOp>())
+        return;
       if (isa<MixDialect>(op->getDialect()) && op->hasAttr("name") && !isa<ParamOp>(op))
         named.push_back(op);
-      if (op->hasAttr("state_name"))
+      if (op->hasAttr("state_name") || isa<ScanOp>(op))
         states.push_back(op);
     });
     llvm::DenseSet<Operation *> removed;
@@ -78,7 +82,7 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
         return signalPassFailure();
       for (Operation *op : *ops) {
         if (isStateOf(a, op)) {
-          emitError(locOf(a)) << "cannot remove '" << stateNameOf(op)
+          emitError(locOf(a)) << "cannot remove '" << matchedState(a, op)
                               << "': a recurrent state is not a node (zero or patch it instead)";
           return signalPassFailure();
         }
@@ -107,14 +111,26 @@ private:
   static std::string nameOf(Operation *op) {
     return op->getAttrOfType<StringAttr>("name").getValue().str();
   }
-  static std::string stateNameOf(Operation *op) {
-    return op->getAttrOfType<StringAttr>("state_name").getValue().str();
+  /// A recurrence's state, or each state of a DSL scan.
+  static std::vector<std::string> stateNamesOf(Operation *op) {
+    if (auto name = op->getAttrOfType<StringAttr>("state_name"))
+      return {name.getValue().str()};
+    std::vector<std::string> out;
+    if (auto scan = dyn_cast<ScanOp>(op))
+      for (Attribute a : scan.getStateNames())
+        out.push_back(a.cast<StringAttr>().getValue().str());
+    return out;
   }
-  /// Whether `a` reached `op` through its state's name rather than its own.
-  static bool isStateOf(const dsl::RwAction &a, Operation *op) {
-    return op->hasAttr("state_name") && dsl::matchesPattern(a.pattern, stateNameOf(op)) &&
-           !dsl::matchesPattern(a.pattern, nameOf(op));
+  /// The state of `op` that `a` names (rather than `op` itself), or "".
+  static std::string matchedState(const dsl::RwAction &a, Operation *op) {
+    if (dsl::matchesPattern(a.pattern, nameOf(op)))
+      return "";
+    for (const std::string &state : stateNamesOf(op))
+      if (dsl::matchesPattern(a.pattern, state))
+        return state;
+    return "";
   }
+  static bool isStateOf(const dsl::RwAction &a, Operation *op) { return !matchedState(a, op).empty(); }
 
   Location locOf(const dsl::RwAction &a) {
     if (a.loc.file >= 0 && a.loc.file < static_cast<int>(paths.size()))
@@ -149,8 +165,9 @@ private:
       if (!removed.count(op) && nameOf(op) != a.pattern)
         names.push_back(nameOf(op));
     for (Operation *op : states)
-      if (!removed.count(op) && stateNameOf(op) != a.pattern)
-        names.push_back(stateNameOf(op));
+      for (const std::string &state : stateNamesOf(op))
+        if (!removed.count(op) && state != a.pattern)
+          names.push_back(state);
     std::string nearest;
     for (const std::string &n : mixc::support::nearestNames(a.pattern, std::move(names), 3))
       nearest += (nearest.empty() ? "" : ", ") + n;
@@ -260,7 +277,7 @@ private:
 
   /// A state_edit op after the recurrence `op`, naming it as its target.
   LogicalResult interveneOnState(Operation *op, const dsl::RwAction &a, int64_t cell) {
-    std::string opName = op->getName().stripDialect().str(), state = stateNameOf(op);
+    std::string opName = op->getName().stripDialect().str(), state = matchedState(a, op);
     if (std::string why = mixc::graph::stateRefusal(opName); !why.empty())
       return emitError(locOf(a)) << "cannot intervene on '" << state << "', the state of '" << nameOf(op)
                                  << "' (" << opName << "): " << why;
@@ -272,18 +289,35 @@ private:
                                  << "applies to node values only";
     if (a.kind == "das")
       return emitError(locOf(a)) << "'" << state << "' is edited whole: das(k) applies to node values only";
-    std::vector<std::vector<int64_t>> operands;
-    for (Value v : op->getOperands()) {
-      auto t = v.getType().dyn_cast<RankedTensorType>();
+    int64_t size = 0;
+    std::string layout;
+    if (auto scan = dyn_cast<ScanOp>(op)) { // the state's declared shape, [B, ...] in the step
+      auto names = stateNamesOf(op);
+      const size_t k = std::find(names.begin(), names.end(), state) - names.begin();
+      auto t = scan.getBody().front().getArgument(k).getType().dyn_cast<RankedTensorType>();
       if (!t)
-        return emitError(locOf(a)) << "'" << state << "': the recurrence's operand shapes are unknown";
-      operands.emplace_back(t.getShape().begin(), t.getShape().end());
+        return emitError(locOf(a)) << "'" << state << "': the scan's state shape is unknown";
+      size = 1;
+      layout = "[";
+      for (int64_t d : t.getShape().drop_front()) {
+        size *= d;
+        layout += (layout.size() > 1 ? ", " : "") + std::to_string(d);
+      }
+      layout += "]";
+    } else {
+      std::vector<std::vector<int64_t>> operands;
+      for (Value v : op->getOperands()) {
+        auto t = v.getType().dyn_cast<RankedTensorType>();
+        if (!t)
+          return emitError(locOf(a)) << "'" << state << "': the recurrence's operand shapes are unknown";
+        operands.emplace_back(t.getShape().begin(), t.getShape().end());
+      }
+      size = mixc::graph::stateSize(opName, operands);
+      layout = mixc::graph::stateLayout(opName) + ", abi/StateLayout.h";
     }
-    int64_t size = mixc::graph::stateSize(opName, operands);
     if (a.kind == "add" && static_cast<int64_t>(a.vector.size()) != size)
       return emitError(locOf(a)) << "add(FILE) holds " << a.vector.size() << " numbers, but '" << state
-                                 << "' has " << size << " per row (" << mixc::graph::stateLayout(opName)
-                                 << ", abi/StateLayout.h)";
+                                 << "' has " << size << " per row (" << layout << ")";
     std::string name = state + "@c" + std::to_string(cell);
     for (Operation *prior = op->getNextNode(); prior && isa<StateEditOp>(prior); prior = prior->getNextNode())
       if (cast<StateEditOp>(prior).getName() == name)
@@ -297,7 +331,8 @@ private:
         b.getI64IntegerAttr(a.position.index), b.getStringAttr(a.kind),
         b.getF32FloatAttr(static_cast<float>(a.sigma)),
         a.kind == "add" ? b.getDenseF32ArrayAttr(SmallVector<float>(a.vector.begin(), a.vector.end()))
-                        : DenseF32ArrayAttr());
+                        : DenseF32ArrayAttr(),
+        isa<ScanOp>(op) ? b.getStringAttr(state) : StringAttr());
     return verify(edit);
   }
 

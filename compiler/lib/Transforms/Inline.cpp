@@ -46,9 +46,18 @@ LogicalResult inlineCall(CallOp call, func::FuncOp callee) {
   StringRef scope = call.getScope();
   for (Operation &op : body.without_terminator()) {
     Operation *copy = builder.clone(op, mapping);
-    for (StringRef attr : kNameAttrs)
-      if (auto name = copy->getAttrOfType<StringAttr>(attr))
-        copy->setAttr(attr, builder.getStringAttr(join(scope, name.getValue())));
+    // Nested ops too: a scan's step keeps names of the enclosing scope.
+    copy->walk([&](Operation *inner) {
+      for (StringRef attr : kNameAttrs)
+        if (auto name = inner->getAttrOfType<StringAttr>(attr))
+          inner->setAttr(attr, builder.getStringAttr(join(scope, name.getValue())));
+      if (auto names = inner->getAttrOfType<ArrayAttr>("state_names")) {
+        SmallVector<Attribute> scoped;
+        for (Attribute a : names)
+          scoped.push_back(builder.getStringAttr(join(scope, a.cast<StringAttr>().getValue())));
+        inner->setAttr("state_names", builder.getArrayAttr(scoped));
+      }
+    });
   }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   SmallVector<Value> results;

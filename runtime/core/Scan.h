@@ -1,0 +1,51 @@
+//===- Scan.h - a DSL-defined recurrence, step by step -----------*- C++ -*-===//
+//
+// The reference execution of a `scan` node (MixOps.td's mix.scan; the body
+// in abi/Graph.h's Node::body): the states start at zero, and for t = 0 ..
+// T−1 the step's nodes run on LibTorch with each sliced input's step t
+// ([B, ...]) and the loop-invariant inputs whole; the step's results are
+// the next states and the emitted values, stacked over time into [B, T, ...].
+// Slow (one LibTorch call per node and step) and always correct: autograd
+// differentiates through the loop, and fused scan kernels are tested against it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MIXC_RUNTIME_CORE_SCAN_H
+#define MIXC_RUNTIME_CORE_SCAN_H
+
+#include "abi/Graph.h"
+#include "runtime/core/Model.h"
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mixc::rt {
+
+/// "" when every node of the scan's step is one this runtime can run
+/// (checked by `check`, which validates one node), else why not.
+std::string checkScanBody(const graph::Node &scan, const std::function<std::string(const graph::Node &)> &check);
+
+/// State edits (mix.state_edit nodes aimed at the scan, each naming one of
+/// its states) in the batch layout of `iv`: the state step P hands on to
+/// step P + 1 is, in a cell's rows, the source row's (patch; the source
+/// block runs in the same batch, so it is read at the same step), zero, the
+/// source run's mean state at the documents' P (mean: one more pass over the
+/// source rows), or shifted by noise(σ) or a vector (add); the recurrence
+/// carries on. Step P's own emitted values are the unedited step's (the body
+/// computed them from its state before the edit), so outputs change from
+/// P + 1 on; a built-in recurrence's edit reaches its output at P too.
+struct ScanEdits {
+  const std::vector<const graph::Node *> *edits = nullptr;
+  const Model::Interventions *iv = nullptr;
+};
+
+/// The scan's emitted values over time, one [B, T, ...] tensor each. With
+/// `states`, also every step's states (after any edit), [B, T, ...] each.
+std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const graph::Node &scan,
+                                const ScanEdits &edits = {}, std::vector<at::Tensor> *states = nullptr);
+
+} // namespace mixc::rt
+
+#endif
