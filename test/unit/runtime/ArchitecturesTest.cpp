@@ -11,7 +11,9 @@
 using mixc::rt::Model;
 
 namespace {
-const char *kArchitectures[] = {"attention", "baseconv", "based", "mamba", "deltanet", "h3", "hyena"};
+// The last three are written with the DSL's scan (no built-in recurrence).
+const char *kArchitectures[] = {"attention", "baseconv", "based", "mamba",          "deltanet",
+                                "h3",        "hyena",    "gla",   "gated_deltanet", "retnet"};
 
 std::unique_ptr<Model> compile(const std::string &arch,
                                std::vector<mixc::dsl::ConfigEntry> config) {
