@@ -661,9 +661,12 @@ private:
     State &st = state();
     if (st.parent < 0)
       fail(s.loc, "'emit' gives a scan step's output; it belongs in a scan body");
-    Value v = eval(*s.exprs[0], nullptr);
+    Hint h{s.names[0]}; // the step's node for it is `scan.<name>`, an intervention point
+    Value v = eval(*s.exprs[0], &h);
     if (v.kind != Value::Kind::Tensor)
       fail(startLoc(*s.exprs[0]), "emit takes a tensor, got " + describe(v));
+    if (!h.used)
+      v = tap(v, s.names[0], s.nameLocs[0]);
     if (v.shape().empty() || v.shape()[0] != batchDim())
       fail(startLoc(*s.exprs[0]), "an emitted value has a row per batch element, [B, ...]; this one is " +
                                       shapeStr(v.shape()));

@@ -8,6 +8,7 @@
 #include "runtime/core/Scan.h"
 
 #include <ATen/Parallel.h>
+#include <algorithm>
 #include <dlfcn.h>
 #include <map>
 #include <set>
@@ -104,6 +105,12 @@ const std::map<std::string, OpInfo> &opTable() {
   return table;
 }
 
+/// Whether a scan's step holds intervention nodes (they need the batch layout).
+bool scanIntervenes(const Node &scan) {
+  return std::any_of(scan.body.begin(), scan.body.end(),
+                     [](const Node &n) { return n.op == "patch" || n.op == "ablate"; });
+}
+
 /// "" when this runtime can run node `n` (op, input count, attributes), else why not.
 std::string checkNode(const Node &n) {
   auto it = opTable().find(n.op);
@@ -187,8 +194,7 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
       return nullptr;
     if (n.op == "scan")
       if (error = checkScanBody(n, [](const graph::Node &inner) {
-            return inner.op == "scan" || inner.op == graph::kStateEditOp || inner.op == "patch" ||
-                           inner.op == "ablate"
+            return inner.op == "scan" || inner.op == graph::kStateEditOp
                        ? "node '" + inner.name + "' (" + inner.op + ") cannot run inside a scan's step"
                        : checkNode(inner);
           });
@@ -359,7 +365,7 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       at::Tensor idx = options.readout->view({-1, 1, 1}).expand({-1, 1, args[0].size(-1)});
       args[0] = args[0].gather(1, idx);
     }
-    if (s.node->op == "scan" && s.edits) {
+    if (s.node->op == "scan" && (s.edits || scanIntervenes(*s.node))) {
       TORCH_CHECK(options.interventions, "node '", s.node->name,
                   "' has its state edited; run the model with `mixc intervene`");
       Outputs out = runScan(args, *s.node, ScanEdits{s.edits, &*options.interventions});

@@ -5,6 +5,7 @@
 #include "runtime/core/NodeAttrs.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 namespace mixc::rt {
@@ -33,8 +34,8 @@ namespace {
 struct ActiveEdit {
   const graph::Node *node;
   size_t state;
-  int64_t first;
-  at::Tensor pos, mean;
+  int64_t first, docs;
+  at::Tensor pos, mean; // pos undefined: every step (`all`)
 };
 
 std::vector<std::string> stateNames(const graph::Node &scan) {
@@ -50,13 +51,14 @@ std::vector<std::string> stateNames(const graph::Node &scan) {
   return out;
 }
 
-/// `state` [rows, ...] with edit `a` applied to its rows whose P is step t.
+/// `state` [rows, ...] (a state, or a value of the step) with edit `a`
+/// applied to its cell's rows whose P is step t (every step for `all`).
 at::Tensor applyEdit(const ActiveEdit &a, const at::Tensor &state, int64_t t) {
-  at::Tensor docs = (a.pos == t).nonzero().view(-1);
+  at::Tensor docs = a.pos.defined() ? (a.pos == t).nonzero().view(-1) : at::arange(a.docs, at::kLong);
   if (docs.numel() == 0)
     return state;
   at::Tensor rows = docs + a.first;
-  const std::string &kind = a.node->attrs.at("kind").s;
+  const std::string &kind = a.node->op == "patch" ? a.node->op : a.node->attrs.at("kind").s;
   at::Tensor current = state.index({rows}), value;
   if (kind == "patch")
     value = state.index({docs}); // the source rows, this same step
@@ -116,6 +118,21 @@ std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const gra
     shape[0] = B;
     values[k] = at::zeros(shape, sequence.options());
   }
+  // Interventions on the step's own values (patch/ablate nodes in the body),
+  // by body node: at each document's step P, in its cell's rows.
+  std::vector<std::optional<ActiveEdit>> valueEdits(scan.body.size());
+  for (size_t k = 0; k < scan.body.size(); ++k) {
+    const graph::Node &n = scan.body[k];
+    if (n.op != "patch" && n.op != "ablate")
+      continue;
+    TORCH_CHECK(edits.iv, "scan '", scan.name, "' has an intervention on '", n.name,
+                "' in its step; run the model with `mixc intervene`");
+    const int64_t first = cellRow(n, *edits.iv, B);
+    TORCH_CHECK(n.op == "patch" || n.attrs.at("kind").s != "mean", "'", n.name,
+                "': mean is not defined on a scan step's value (patch, zero, noise or add)");
+    at::Tensor pos = n.attrs.at("role").s == "all" ? at::Tensor() : interventionPositions(n, *edits.iv, T);
+    valueEdits[k] = ActiveEdit{&n, 0, first, edits.iv->docs, pos, {}};
+  }
   // The edits of this batch's cells, by state.
   std::vector<ActiveEdit> active;
   if (edits.edits) {
@@ -127,7 +144,8 @@ std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const gra
         continue;
       auto k = std::find(names.begin(), names.end(), e->attrs.count("state") ? e->attrs.at("state").s : "");
       TORCH_CHECK(k != names.end(), "state edit '", e->name, "' names no state of scan '", scan.name, "'");
-      active.push_back({e, static_cast<size_t>(k - names.begin()), first, interventionPositions(*e, *edits.iv, T), {}});
+      active.push_back({e, static_cast<size_t>(k - names.begin()), first, edits.iv->docs,
+                        interventionPositions(*e, *edits.iv, T), {}});
     }
     for (ActiveEdit &a : active)
       if (a.node->attrs.at("kind").s == "mean") { // the source run's states, at each document's P
@@ -148,6 +166,10 @@ std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const gra
       std::vector<at::Tensor> in;
       for (size_t s : reads[k])
         in.push_back(values[s]);
+      if (valueEdits[k]) { // patch / ablate of a step value: its cell's rows at step P
+        values[firstResult[k]] = valueEdits[k]->first < 0 ? in[0] : applyEdit(*valueEdits[k], in[0], t);
+        continue;
+      }
       std::vector<at::Tensor> out = runPrimitive(scan.body[k], in);
       for (size_t r = 0; r < out.size(); ++r)
         values[firstResult[k] + r] = std::move(out[r]);

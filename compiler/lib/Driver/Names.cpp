@@ -40,6 +40,11 @@ std::vector<NamedPoint> namedPoints(const mixc::graph::Graph &g) {
         }
         out.push_back({"state", arg.name, n.op, {"intervene"}, layout + "] = " + std::to_string(size) + " floats"});
       }
+      // The step's own values, [B, ...] once a step: P is the step.
+      for (const auto &inner : n.body) {
+        const bool perRow = inner.shapes.size() == 1 && !inner.shapes[0].empty() && inner.shapes[0][0] < 0;
+        out.push_back({"node", inner.name, inner.op, perRow ? std::vector<std::string>{"intervene"} : std::vector<std::string>{}, ""});
+      }
       continue;
     }
     auto it = n.attrs.find("state_name");

@@ -66,10 +66,6 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
     unfuse(fn); // interventions act on the unfused graph; -mix-fuse regroups after
     std::vector<Operation *> named;
     fn.walk([&](Operation *op) {
-      // A scan's step runs once a time step in the runtime's loop; its
-      // values are not yet points a script can reach.
-      if (op->getParentOfType<ScanOp>())
-        return;
       if (isa<MixDialect>(op->getDialect()) && op->hasAttr("name") && !isa<ParamOp>(op))
         named.push_back(op);
       if (op->hasAttr("state_name") || isa<ScanOp>(op))
@@ -84,6 +80,10 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
         if (isStateOf(a, op)) {
           emitError(locOf(a)) << "cannot remove '" << matchedState(a, op)
                               << "': a recurrent state is not a node (zero or patch it instead)";
+          return signalPassFailure();
+        }
+        if (op->getParentOfType<ScanOp>()) {
+          emitError(locOf(a)) << "cannot remove '" << nameOf(op) << "': it is inside a scan's step";
           return signalPassFailure();
         }
         if (!actionsOf(op).remove) {
@@ -213,9 +213,21 @@ private:
   }
 
   LogicalResult intervene(Operation *op, const dsl::RwAction &a, int64_t cell) {
-    if (!actionsOf(op).intervene)
+    if (op->getParentOfType<ScanOp>()) { // a step's value [B, ...]: P is the step
+      auto t = op->getNumResults() == 1 ? op->getResult(0).getType().dyn_cast<RankedTensorType>() : nullptr;
+      if (!t || t.getRank() < 1 || !t.isDynamicDim(0))
+        return emitError(locOf(a)) << "cannot intervene on '" << nameOf(op)
+                                   << "': it is not a [B, ...] value of the scan's step";
+      if (a.kind == "add" && t.getRank() > 2)
+        return emitError(locOf(a)) << "add(FILE) on '" << nameOf(op) << "' (" << t
+                                   << "): a step value takes add when it is [B, n]";
+      if (a.kind == "das" || a.kind == "mean" || a.hi >= 0 || a.head >= 0)
+        return emitError(locOf(a)) << "'" << nameOf(op) << "' is a value of a scan's step: it takes patch, zero, "
+                                   << "noise and add, of the whole value";
+    } else if (!actionsOf(op).intervene) {
       return emitError(locOf(a)) << "cannot intervene on '" << nameOf(op)
                                  << "': it is not a [B, T, ...] value";
+    }
     FailureOr<int64_t> width = subspaceWidth(op, a);
     if (failed(width))
       return failure();

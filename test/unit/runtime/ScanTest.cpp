@@ -149,3 +149,35 @@ TEST(ScanState, PatchMatchesTheBuiltInRecurrenceAfterTheStep) {
         << "the patch changed nothing after the key (doc " << d << ")";
   }
 }
+
+// The step's own values are intervention points too: patching the emitted
+// value `scan.o` at the key (inside the loop, at step P) is the same as
+// patching the scan's output over time at the key (a [B, T, ...] node, by the
+// ordinary patch): both replace that one output and leave the state alone.
+TEST(ScanState, PatchingAStepValueEqualsPatchingTheOutputAtThatStep) {
+  at::set_num_threads(1);
+  graph::Graph inside = rewritten(compileEquivalent(0, true), "patch layers[0].mixer.delta_scan_mixer.scan.o at key\n");
+  graph::Graph outside = rewritten(compileEquivalent(0, true), "patch layers[0].mixer.delta_scan_mixer.scan at key\n");
+  auto a = model(inside), b = model(outside);
+  ASSERT_TRUE(a && b);
+  a->initParameters(31);
+  std::map<std::string, at::Tensor> byName(a->tensors().begin(), a->tensors().end());
+  {
+    torch::NoGradGuard noGrad;
+    for (const auto &[name, t] : b->tensors())
+      const_cast<at::Tensor &>(t).copy_(byName.at(name));
+  }
+  torch::NoGradGuard noGrad;
+  at::manual_seed(32);
+  const int64_t docs = 3, T = 9;
+  at::Tensor source = at::randint(3, 20, {docs, T}, at::kLong), base = at::randint(3, 20, {docs, T}, at::kLong);
+  Model::Options o;
+  Model::Interventions iv;
+  iv.docs = docs;
+  iv.roles["key"] = at::tensor({1, 3, 5}, at::kLong);
+  o.interventions = iv;
+  at::Tensor tokens = at::cat({source, base, base}, 0);
+  at::Tensor la = a->forward(tokens, o), lb = b->forward(tokens, o);
+  EXPECT_LT(relativeDifference(la, lb), 1e-5);
+  EXPECT_GT(relativeDifference(la.slice(0, 2 * docs), la.slice(0, docs, 2 * docs)), 1e-4) << "the patch changed nothing";
+}
