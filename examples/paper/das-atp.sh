@@ -30,4 +30,8 @@ for model in ${MODELS:-attention based mamba deltanet}; do
   steps=${STEPS:-2000}
   "$MIXC" align "$run" examples/interventions/das-block-input.rw --backend auto --quiet --steps "$steps" \
     --out "$OUT/$model-das-${steps}steps" | tee "$OUT/$model-das-${steps}steps.txt"
+  if [ "$model" = mamba ]; then # Mamba keeps the key's identity at the key (block-input Attrib 0.87)
+    "$MIXC" align "$run" examples/interventions/das-block-input-key.rw --backend auto --quiet --steps "$steps" \
+      --out "$OUT/$model-das-key-${steps}steps" | tee "$OUT/$model-das-key-${steps}steps.txt"
+  fi
 done
