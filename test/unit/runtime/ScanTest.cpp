@@ -100,16 +100,19 @@ graph::Graph rewritten(const graph::Graph &g, const std::string &script) {
 }
 } // namespace
 
-// A scan's state is an intervention point: `patch NAME at key` on the delta
-// rule's scan gives, from the step after the key on, what the same patch of
-// the built-in delta_rule's state gives (an independent implementation);
+// A scan's state is an intervention point: `patch | zero | mean NAME at key`
+// on the delta rule's scan gives, from the step after the key on, what the
+// same edit of the built-in delta_rule's state gives (an independent implementation);
 // up to the key the cell's rows are the base run's. (At the key itself the
 // built-in's output already sees the patched state, the scan's does not:
 // Scan.h.)
-TEST(ScanState, PatchMatchesTheBuiltInRecurrenceAfterTheStep) {
+class ScanStateEdit : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(ScanStateEdit, MatchesTheBuiltInRecurrenceAfterTheStep) {
   at::set_num_threads(1);
-  graph::Graph primitive = rewritten(compileEquivalent(0, false), "patch layers[0].mixer.state at key\n");
-  graph::Graph scan = rewritten(compileEquivalent(0, true), "patch layers[0].mixer.delta_scan_mixer.S at key\n");
+  const std::string mode = GetParam();
+  graph::Graph primitive = rewritten(compileEquivalent(0, false), mode + " layers[0].mixer.state at key\n");
+  graph::Graph scan = rewritten(compileEquivalent(0, true), mode + " layers[0].mixer.delta_scan_mixer.S at key\n");
   auto a = model(primitive), b = model(scan);
   ASSERT_TRUE(a && b);
   a->initParameters(21);
@@ -146,9 +149,13 @@ TEST(ScanState, PatchMatchesTheBuiltInRecurrenceAfterTheStep) {
     EXPECT_LT(relativeDifference(cellB.slice(0, key + 1), cellA.slice(0, key + 1)), 1e-5) << "doc " << d;
     EXPECT_LT(relativeDifference(cellB.slice(0, 0, key + 1), baseB.slice(0, 0, key + 1)), 1e-6) << "doc " << d;
     EXPECT_GT(relativeDifference(cellB.slice(0, key + 1), baseB.slice(0, key + 1)), 1e-4)
-        << "the patch changed nothing after the key (doc " << d << ")";
+        << "the " << mode << " changed nothing after the key (doc " << d << ")";
   }
 }
+
+// patch takes the source row's state; zero and mean (over the source run's
+// states at each document's key) need no source row at the same step.
+INSTANTIATE_TEST_SUITE_P(Modes, ScanStateEdit, ::testing::Values("patch", "zero", "mean"));
 
 // The step's own values are intervention points too: patching the emitted
 // value `scan.o` at the key (inside the loop, at step P) is the same as
