@@ -1,6 +1,7 @@
 //===- Align.cpp - `mixc align`: DAS, trained for every cell at once --------===//
 #include "runtime/train/Align.h"
 #include "runtime/core/Model.h"
+#include "runtime/core/NodeAttrs.h"
 #include "runtime/tasks/Task.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Report.h"
@@ -70,8 +71,8 @@ support::Status align(const std::string &checkpoint, const graph::Graph &g, cons
     if (n.op == graph::kStateEditOp || n.op == "ablate")
       return support::Status::failed("align: '" + n.name + "' is not a patch; align trains das(k) cells, "
                                      "with whole-vector patches beside them at most");
-    if (n.op == "patch" && n.attrs.count("das") && n.attrs.at("das").i > 0) {
-      const int64_t cell = n.attrs.at("cell").i;
+    if (n.op == "patch" && rt::attrI(n, "das", 0) > 0) {
+      const int64_t cell = rt::attrI(n, "cell");
       if (cell >= 0 && cell < C)
         dasNodes[cell].push_back(&n);
     }
@@ -108,7 +109,7 @@ support::Status align(const std::string &checkpoint, const graph::Graph &g, cons
   std::vector<at::Tensor> params;
   for (const auto &cell : dasNodes)
     for (const graph::Node *n : cell) {
-      const int64_t width = valuesAtPosition(*n), k = n->attrs.at("das").i;
+      const int64_t width = valuesAtPosition(*n), k = rt::attrI(*n, "das");
       if (width < k)
         return support::Status::failed("align: '" + n->name + "' has " +
                                        (width ? std::to_string(width) : std::string("an unknown number of")) +
@@ -180,7 +181,7 @@ support::Status align(const std::string &checkpoint, const graph::Graph &g, cons
       }
   for (int64_t c = 0; c < C; ++c) {
     AlignResult &r = results[c];
-    r.k = dasNodes[c].front()->attrs.at("das").i;
+    r.k = rt::attrI(*dasNodes[c].front(), "das");
     r.iia = hits[0][c] / static_cast<double>(nTest);
     r.iiaChannels = hits[1][c] / static_cast<double>(nTest);
     r.iiaPatch = hits[2][c] / static_cast<double>(nTest);

@@ -2,6 +2,7 @@
 #include "runtime/train/Attribute.h"
 #include "runtime/core/Interventions.h"
 #include "runtime/core/Model.h"
+#include "runtime/core/NodeAttrs.h"
 #include "runtime/tasks/Task.h"
 #include "runtime/train/Batches.h"
 #include "runtime/train/Checkpoint.h"
@@ -68,7 +69,7 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
                                      "estimates `patch NODE at POS` cells only");
     if (n.op != "patch")
       continue;
-    if (n.attrs.count("das") && n.attrs.at("das").i > 0)
+    if (rt::attrI(n, "das", 0) > 0)
       return support::Status::failed("attribute: '" + n.name + "' is a das(k) cell, whose subspace is learned; "
                                      "`mixc align RUN SCRIPT` trains and evaluates it");
     if (n.attrs.count("lo") && (n.attrs.at("lo").i >= 0 || n.attrs.at("head").i >= 0))

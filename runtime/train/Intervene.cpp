@@ -2,6 +2,7 @@
 #include "runtime/train/Intervene.h"
 #include "support/Format.h"
 #include "runtime/core/Model.h"
+#include "runtime/core/NodeAttrs.h"
 #include "runtime/tasks/Task.h"
 #include "runtime/train/Batches.h"
 #include "runtime/train/Activations.h"
@@ -176,7 +177,7 @@ void writeHeatmap(const std::string &path, const InterveneSpec &spec,
 support::Status intervene(const std::string &checkpoint, const graph::Graph &g, const InterveneSpec &spec,
                           const InterveneOptions &opts, std::vector<CellResult> &results, std::ostream &out) {
   for (const graph::Node &n : g.nodes)
-    if (n.op == "patch" && n.attrs.count("das") && n.attrs.at("das").i > 0)
+    if (n.op == "patch" && rt::attrI(n, "das", 0) > 0)
       return support::Status::failed("intervene: '" + n.name + "' is a das(k) cell, whose subspace is learned; "
                                      "`mixc align RUN SCRIPT` trains and evaluates it");
   Restored restored;

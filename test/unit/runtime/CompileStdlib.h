@@ -1,5 +1,6 @@
-// Compiles a stdlib architecture for the runtime tests (lowered: fused
-// regions and their generated CPU source included).
+// Compiles a .mix model (a stdlib architecture, or a test's own file) for
+// the runtime tests (lowered: fused regions and their generated CPU source
+// included).
 #ifndef MIXC_TEST_UNIT_RUNTIME_COMPILESTDLIB_H
 #define MIXC_TEST_UNIT_RUNTIME_COMPILESTDLIB_H
 
@@ -12,11 +13,12 @@
 #include <string>
 #include <vector>
 
-inline mix::CompileResult compileStdlib(const std::string &arch,
-                                        const std::vector<mixc::dsl::ConfigEntry> &config) {
+/// Compiles the model in `file` (relative to the source root).
+inline mix::CompileResult compileMixFile(const std::string &file,
+                                         const std::vector<mixc::dsl::ConfigEntry> &config) {
   mixc::dsl::Frontend fe({MIXC_SOURCE_ROOT});
   std::ostringstream err;
-  EXPECT_TRUE(fe.load(std::string(MIXC_SOURCE_ROOT) + "/stdlib/" + arch + ".mix", err)) << err.str();
+  EXPECT_TRUE(fe.load(std::string(MIXC_SOURCE_ROOT) + "/" + file, err)) << err.str();
   auto program = fe.elaborate("", config, err);
   EXPECT_TRUE(program) << err.str();
   mix::CompileResult result;
@@ -24,6 +26,11 @@ inline mix::CompileResult compileStdlib(const std::string &arch,
     EXPECT_TRUE(mix::compileProgram(*program, fe.sources(), mix::Stage::Lowered, result, err)) << err.str();
   }
   return result;
+}
+
+inline mix::CompileResult compileStdlib(const std::string &arch,
+                                        const std::vector<mixc::dsl::ConfigEntry> &config) {
+  return compileMixFile("stdlib/" + arch + ".mix", config);
 }
 
 #endif

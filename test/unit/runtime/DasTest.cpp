@@ -3,9 +3,7 @@
 // per-coordinate reference, inside a compiled model too; and on a synthetic
 // model whose variable lives in a known rotated 2-d subspace, a trained
 // rotation recovers it (IIA ≈ 1) where the node's own channels do not.
-#include "dsl/Frontend.h"
-#include "dsl/Rewrite.h"
-#include "mix/Compiler.h"
+#include "TestModels.h"
 #include "runtime/core/Interventions.h"
 #include "runtime/core/Model.h"
 #include "runtime/train/Rotation.h"
@@ -102,18 +100,7 @@ TEST(Das, InterchangeMatchesTheNaiveReference) {
 
 namespace {
 graph::Graph dasGraph(const std::string &script) {
-  mixc::dsl::Frontend fe({MIXC_SOURCE_ROOT});
-  std::ostringstream err;
-  EXPECT_TRUE(fe.load(std::string(MIXC_SOURCE_ROOT) + "/stdlib/based.mix", err)) << err.str();
-  auto program = fe.elaborate("", {{"d", "16"}, {"vocab", "20"}}, err);
-  mix::CompileResult compiled, rewritten;
-  EXPECT_TRUE(program && mix::compileProgram(*program, fe.sources(), mix::Stage::Lowered, compiled, err))
-      << err.str();
-  mixc::dsl::SourceManager sm;
-  mixc::dsl::RwScript s;
-  EXPECT_TRUE(mixc::dsl::parseRewrite(script, "das.rw", sm, s, err)) << err.str();
-  EXPECT_TRUE(mix::rewriteGraph(compiled.graph, s, sm, rewritten, err)) << err.str();
-  return rewritten.graph;
+  return rewrite(compileStdlib("based", {{"d", "16"}, {"vocab", "20"}}).graph, script, "das.rw");
 }
 } // namespace
 

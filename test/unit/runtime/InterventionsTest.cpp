@@ -1,10 +1,7 @@
 // Interventions against hand-built equivalents: `remove` of Mamba's conv is
 // the spec written without it; `zero` at a node is the graph with that node
 // multiplied by 0; patching from an identical source changes nothing.
-#include "dsl/Frontend.h"
-#include "dsl/Rewrite.h"
-#include "mix/Compiler.h"
-#include "runtime/core/Model.h"
+#include "TestModels.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -18,55 +15,7 @@ namespace graph = mixc::graph;
 
 namespace {
 graph::Graph compileGraph(const std::string &arch, std::vector<mixc::dsl::ConfigEntry> config) {
-  mixc::dsl::Frontend fe({MIXC_SOURCE_ROOT});
-  std::ostringstream err;
-  EXPECT_TRUE(fe.load(std::string(MIXC_SOURCE_ROOT) + "/stdlib/" + arch + ".mix", err)) << err.str();
-  auto program = fe.elaborate("", config, err);
-  mix::CompileResult result;
-  EXPECT_TRUE(program && mix::compileProgram(*program, fe.sources(), mix::Stage::Lowered, result, err))
-      << err.str();
-  return result.graph;
-}
-
-graph::Graph rewrite(const graph::Graph &g, const std::string &script,
-                     const std::string &path = "test.rw") {
-  mixc::dsl::SourceManager sm;
-  mixc::dsl::RwScript s;
-  std::ostringstream err;
-  EXPECT_TRUE(mixc::dsl::parseRewrite(script, path, sm, s, err)) << err.str();
-  mix::CompileResult result;
-  EXPECT_TRUE(mix::rewriteGraph(g, s, sm, result, err)) << err.str();
-  return result.graph;
-}
-
-std::unique_ptr<Model> model(const graph::Graph &g) {
-  std::string error;
-  auto m = Model::create(g, error);
-  EXPECT_TRUE(m) << error;
-  return m;
-}
-
-/// Copies weights by name from `from` into `to` (every tensor of `to` must exist in `from`).
-void copyWeights(const Model &from, Model &to) {
-  torch::NoGradGuard noGrad;
-  for (const auto &[name, t] : to.tensors()) {
-    bool found = false;
-    for (const auto &[n, s] : from.tensors())
-      if (n == name) {
-        const_cast<at::Tensor &>(t).copy_(s);
-        found = true;
-      }
-    EXPECT_TRUE(found) << name;
-  }
-}
-
-/// max |a − b| relative to the size of `b` (at least 1). Rows of one batch,
-/// or two graphs that compute the same function through different nodes, are
-/// not bit-identical: BLAS rounding depends on where a row falls in the
-/// micro-kernel tiles, which differs between CPUs (seen: 6.7e-8 on Zen 5).
-double relativeDifference(const at::Tensor &a, const at::Tensor &b) {
-  double scale = std::max(1.0, b.abs().max().item<double>());
-  return (a - b).abs().max().item<double>() / scale;
+  return compileStdlib(arch, config).graph;
 }
 
 /// Three blocks (source, base, cell 0) of the same documents.

@@ -3,10 +3,7 @@
 // scans in test/DSL/Inputs/scan-equivalents.mix, give the primitives' outputs
 // and the same gradients for every parameter (LibTorch's autograd through
 // the scan's step loop against the primitives' hand-derived backward).
-#include "dsl/Frontend.h"
-#include "dsl/Rewrite.h"
-#include "mix/Compiler.h"
-#include "runtime/core/Model.h"
+#include "TestModels.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -19,25 +16,9 @@ namespace graph = mixc::graph;
 
 namespace {
 graph::Graph compileEquivalent(int kind, bool useScan) {
-  mixc::dsl::Frontend fe({MIXC_SOURCE_ROOT});
-  std::ostringstream err;
-  EXPECT_TRUE(fe.load(std::string(MIXC_SOURCE_ROOT) + "/test/DSL/Inputs/scan-equivalents.mix", err)) << err.str();
-  auto program = fe.elaborate("", {{"kind", std::to_string(kind)}, {"use_scan", useScan ? "true" : "false"}}, err);
-  mix::CompileResult result;
-  EXPECT_TRUE(program && mix::compileProgram(*program, fe.sources(), mix::Stage::Lowered, result, err))
-      << err.str();
-  return result.graph;
-}
-
-std::unique_ptr<Model> model(const graph::Graph &g) {
-  std::string error;
-  auto m = Model::create(g, error);
-  EXPECT_TRUE(m) << error;
-  return m;
-}
-
-double relativeDifference(const at::Tensor &a, const at::Tensor &b) {
-  return (a - b).abs().max().item<double>() / std::max(1.0, b.abs().max().item<double>());
+  return compileMixFile("test/DSL/Inputs/scan-equivalents.mix",
+                        {{"kind", std::to_string(kind)}, {"use_scan", useScan ? "true" : "false"}})
+      .graph;
 }
 } // namespace
 
@@ -54,15 +35,8 @@ TEST_P(ScanEquivalence, ValuesAndGradientsMatchThePrimitive) {
   auto a = model(primitive), b = model(scan);
   ASSERT_TRUE(a && b);
   a->initParameters(11);
-  std::map<std::string, at::Tensor> byName(a->tensors().begin(), a->tensors().end());
   ASSERT_EQ(a->tensors().size(), b->tensors().size()) << "the same parameters";
-  {
-    torch::NoGradGuard noGrad;
-    for (const auto &[name, t] : b->tensors()) {
-      ASSERT_TRUE(byName.count(name)) << name;
-      const_cast<at::Tensor &>(t).copy_(byName.at(name));
-    }
-  }
+  copyWeights(*a, *b);
   at::manual_seed(12);
   at::Tensor tokens = at::randint(3, 20, {3, 11}, at::kLong), w = at::randn({3, 11, 20});
   at::Tensor ya = a->forward(tokens), yb = b->forward(tokens);
@@ -88,17 +62,6 @@ INSTANTIATE_TEST_SUITE_P(Recurrences, ScanEquivalence, ::testing::Values(0, 1, 2
                                                                                          : "SelectiveScan");
                          });
 
-namespace {
-graph::Graph rewritten(const graph::Graph &g, const std::string &script) {
-  mixc::dsl::SourceManager sm;
-  mixc::dsl::RwScript s;
-  std::ostringstream err;
-  EXPECT_TRUE(mixc::dsl::parseRewrite(script, "test.rw", sm, s, err)) << err.str();
-  mix::CompileResult result;
-  EXPECT_TRUE(mix::rewriteGraph(g, s, sm, result, err)) << err.str();
-  return result.graph;
-}
-} // namespace
 
 // A scan's state is an intervention point: `patch | zero | mean NAME at key`
 // on the delta rule's scan gives, from the step after the key on, what the
@@ -111,17 +74,12 @@ class ScanStateEdit : public ::testing::TestWithParam<const char *> {};
 TEST_P(ScanStateEdit, MatchesTheBuiltInRecurrenceAfterTheStep) {
   at::set_num_threads(1);
   const std::string mode = GetParam();
-  graph::Graph primitive = rewritten(compileEquivalent(0, false), mode + " layers[0].mixer.state at key\n");
-  graph::Graph scan = rewritten(compileEquivalent(0, true), mode + " layers[0].mixer.delta_scan_mixer.S at key\n");
+  graph::Graph primitive = rewrite(compileEquivalent(0, false), mode + " layers[0].mixer.state at key\n");
+  graph::Graph scan = rewrite(compileEquivalent(0, true), mode + " layers[0].mixer.delta_scan_mixer.S at key\n");
   auto a = model(primitive), b = model(scan);
   ASSERT_TRUE(a && b);
   a->initParameters(21);
-  std::map<std::string, at::Tensor> byName(a->tensors().begin(), a->tensors().end());
-  {
-    torch::NoGradGuard noGrad;
-    for (const auto &[name, t] : b->tensors())
-      const_cast<at::Tensor &>(t).copy_(byName.at(name));
-  }
+  copyWeights(*a, *b);
   torch::NoGradGuard noGrad;
   at::manual_seed(22);
   const int64_t docs = 3, T = 10;
@@ -163,17 +121,12 @@ INSTANTIATE_TEST_SUITE_P(Modes, ScanStateEdit, ::testing::Values("patch", "zero"
 // ordinary patch): both replace that one output and leave the state alone.
 TEST(ScanState, PatchingAStepValueEqualsPatchingTheOutputAtThatStep) {
   at::set_num_threads(1);
-  graph::Graph inside = rewritten(compileEquivalent(0, true), "patch layers[0].mixer.delta_scan_mixer.scan.o at key\n");
-  graph::Graph outside = rewritten(compileEquivalent(0, true), "patch layers[0].mixer.delta_scan_mixer.scan at key\n");
+  graph::Graph inside = rewrite(compileEquivalent(0, true), "patch layers[0].mixer.delta_scan_mixer.scan.o at key\n");
+  graph::Graph outside = rewrite(compileEquivalent(0, true), "patch layers[0].mixer.delta_scan_mixer.scan at key\n");
   auto a = model(inside), b = model(outside);
   ASSERT_TRUE(a && b);
   a->initParameters(31);
-  std::map<std::string, at::Tensor> byName(a->tensors().begin(), a->tensors().end());
-  {
-    torch::NoGradGuard noGrad;
-    for (const auto &[name, t] : b->tensors())
-      const_cast<at::Tensor &>(t).copy_(byName.at(name));
-  }
+  copyWeights(*a, *b);
   torch::NoGradGuard noGrad;
   at::manual_seed(32);
   const int64_t docs = 3, T = 9;
