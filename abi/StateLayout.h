@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mixc::graph {
@@ -35,6 +36,18 @@ inline int64_t stateSize(const std::string &op, const std::vector<std::vector<in
 /// The layout above, for messages: "[D, N]".
 inline std::string stateLayout(const std::string &op) {
   return op == "selective_scan" ? "[D, N]" : op == "delta_rule" ? "[V, K]" : "[F, D] then [F]";
+}
+
+/// A DSL scan's state as declared, from its per-step shape [B, ...]: its
+/// layout ("[d_k, d_v]") and floats per row.
+inline std::pair<std::string, int64_t> scanStateLayout(const std::vector<int64_t> &stepShape) {
+  std::string layout = "[";
+  int64_t size = 1;
+  for (size_t i = 1; i < stepShape.size(); ++i) {
+    layout += (i > 1 ? ", " : "") + std::to_string(stepShape[i]);
+    size *= stepShape[i];
+  }
+  return {layout + "]", size};
 }
 
 /// "" when a state intervention can act on `op`'s state; else why not.

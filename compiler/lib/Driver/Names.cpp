@@ -32,13 +32,8 @@ std::vector<NamedPoint> namedPoints(const mixc::graph::Graph &g) {
       const int64_t states = static_cast<int64_t>(std::min<size_t>(n.attrs.at("num_states").i, n.bodyArgs.size()));
       for (int64_t k = 0; k < states; ++k) {
         const mixc::graph::Input &arg = n.bodyArgs[k];
-        std::string layout = "[";
-        int64_t size = 1;
-        for (size_t i = 1; i < arg.shape.size(); ++i) {
-          layout += (i > 1 ? ", " : "") + std::to_string(arg.shape[i]);
-          size *= arg.shape[i];
-        }
-        out.push_back({"state", arg.name, n.op, {"intervene"}, layout + "] = " + std::to_string(size) + " floats"});
+        auto [layout, size] = mixc::graph::scanStateLayout(arg.shape);
+        out.push_back({"state", arg.name, n.op, {"intervene"}, layout + " = " + std::to_string(size) + " floats"});
       }
       // The step's own values, [B, ...] once a step: P is the step.
       for (const auto &inner : n.body) {

@@ -9,6 +9,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <sstream>
+#include <tuple>
 
 namespace mix {
 #define GEN_PASS_DEF_MIXAPPLYREWRITES
@@ -309,13 +310,7 @@ private:
       auto t = scan.getBody().front().getArgument(k).getType().dyn_cast<RankedTensorType>();
       if (!t)
         return emitError(locOf(a)) << "'" << state << "': the scan's state shape is unknown";
-      size = 1;
-      layout = "[";
-      for (int64_t d : t.getShape().drop_front()) {
-        size *= d;
-        layout += (layout.size() > 1 ? ", " : "") + std::to_string(d);
-      }
-      layout += "]";
+      std::tie(layout, size) = mixc::graph::scanStateLayout({t.getShape().begin(), t.getShape().end()});
     } else {
       std::vector<std::vector<int64_t>> operands;
       for (Value v : op->getOperands()) {
