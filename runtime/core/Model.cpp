@@ -307,7 +307,9 @@ void Model::bindRegions(const std::unordered_map<std::string, int> &ids) {
       continue;
     Step s{steps_[i].node, {}, -1, nullptr, &b, {}};
     for (size_t m : members[b.region->name]) // the recurrence's state, if any
-      if (steps_[m].stateName) {
+      if (steps_[m].node->op == "scan") // its state edits run the scan's reference loop
+        s.edits = steps_[m].edits;
+      else if (steps_[m].stateName) {
         s.stateName = steps_[m].stateName, s.edits = steps_[m].edits, s.stateSize = steps_[m].stateSize;
         s.inputIsRow = b.inputIsRow;
       }
@@ -368,11 +370,13 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
     if (s.node->op == "scan" && (s.edits || scanIntervenes(*s.node))) {
       TORCH_CHECK(options.interventions, "node '", s.node->name,
                   "' has its state edited; run the model with `mixc intervene`");
+      // A scan's region (kind "scan") takes the scan's operands as they are,
+      // so its inputs are the reference loop's too.
       Outputs out = runScan(args, *s.node, ScanEdits{s.edits, &*options.interventions});
       for (size_t r = 0; r < out.size(); ++r)
-        values[s.firstResult + r] = std::move(out[r]);
+        values[s.region ? s.regionResults[r] : s.firstResult + static_cast<int>(r)] = std::move(out[r]);
       if (options.observe)
-        options.observe(s.node->name, values[s.firstResult]);
+        options.observe(s.node->name, values[s.region ? s.regionResults[0] : s.firstResult]);
       continue;
     }
     const bool saveState = s.stateName && options.observe && options.saveStates.count(*s.stateName);

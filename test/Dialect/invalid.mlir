@@ -358,6 +358,18 @@ func.func @fused_no_kind(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
 
 // -----
 
+func.func @fused_scan_without_scan(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  // expected-error @+1 {{of kind scan must hold one mix.scan of its arguments, in order, and yield its results}}
+  %f = mix.fused "f" kind "scan"(%x) : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  ^bb0(%a: tensor<?x?x4xf32>):
+    %e = mix.exp %a {name = "e"} : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
+    mix.yield %e : tensor<?x?x4xf32>
+  }
+  return %f : tensor<?x?x4xf32>
+}
+
+// -----
+
 func.func @yield_outside_fused(%x: tensor<?x?x4xf32>) {
   // expected-error @+1 {{expects parent op to be one of 'mix.fused, mix.scan'}}
   mix.yield %x : tensor<?x?x4xf32>

@@ -95,3 +95,24 @@ func.func @two_exports(%x: tensor<?x?x4xf32>, %n: tensor<4xf32>, %w: tensor<4x4x
   %b = mix.linear %g, %w {name = "b"} : (tensor<?x?x4xf32>, tensor<4x4xf32>) -> tensor<?x?x4xf32>
   return %a, %b : tensor<?x?x4xf32>, tensor<?x?x4xf32>
 }
+
+// A DSL scan is a region of its own, kind "scan": its operands as they are
+// (%x twice stays two arguments), its neighbours outside.
+// CHECK-LABEL: func.func @scan_alone
+// CHECK: %[[E:.*]] = mix.exp %arg0
+// CHECK-NEXT: %[[R:.*]] = mix.fused "s" kind "scan"(%[[E]], %[[E]])
+// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<?x?x4xf32>, %[[B:.*]]: tensor<?x?x4xf32>):
+// CHECK-NEXT: %[[S:.*]] = mix.scan "s"(%[[A]], %[[B]])
+// CHECK: mix.yield %[[S]] : tensor<?x?x4xf32>
+// CHECK: mix.silu %[[R]]
+func.func @scan_alone(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  %e = mix.exp %x {name = "e"} : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
+  %y = mix.scan "s"(%e, %e) {num_states = 1 : i64, sliced = array<i64: 1, 1>, state_names = ["S"]} : (tensor<?x?x4xf32>, tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  ^bb0(%S: tensor<?x4xf32>, %a: tensor<?x4xf32>, %b: tensor<?x4xf32>):
+    %m = mix.mul %a, %b {name = "s.m"} : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+    %n = mix.add %S, %m {name = "s.n"} : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+    mix.yield %n, %n : tensor<?x4xf32>, tensor<?x4xf32>
+  }
+  %o = mix.silu %y {name = "o"} : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
+  return %o : tensor<?x?x4xf32>
+}

@@ -95,7 +95,9 @@ def MixFuse : Pass<"mix-fuse", "mlir::func::FuncOp"> {
     prologue and epilogue, at most one primitive per region. A value that
     an intervention reads (`mix.patch`, `mix.ablate`) stays outside, so only
     the intervened region loses its fused form. Each region is a
-    `mix.fused` op whose body holds the original, still-named ops.
+    `mix.fused` op whose body holds the original, still-named ops. A
+    `mix.scan` is a region of its own, kind "scan" (its step is compiled
+    whole: CodeGen/ScanPlan.h).
 
     Before:
     ```mlir

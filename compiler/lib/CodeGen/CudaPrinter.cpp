@@ -15,16 +15,13 @@ using namespace mlir;
 
 namespace mix::codegen {
 namespace {
-// The sizes of mixk_dev's pointer arrays (printPreamble).
-constexpr size_t kMaxInputs = 24, kMaxOutputs = 8;
-
 class CudaPrinter : public RegionPrinter {
 public:
   using RegionPrinter::RegionPrinter;
 
   std::string refuses() override {
-    if (plan.args.size() > kMaxInputs || plan.results.size() > kMaxOutputs)
-      return "more than " + std::to_string(kMaxInputs) + " inputs or " + std::to_string(kMaxOutputs) +
+    if (plan.args.size() > kCudaMaxInputs || plan.results.size() > kCudaMaxOutputs)
+      return "more than " + std::to_string(kCudaMaxInputs) + " inputs or " + std::to_string(kCudaMaxOutputs) +
              " outputs (the CUDA argument block)";
     return "";
   }
@@ -114,11 +111,11 @@ std::string cudaArgumentBlock() {
   return "struct mixk_dev {\n"
          "  int64_t dims[4];\n"
          "  int32_t ndims, threads;\n"
-         "  const float *in[" + std::to_string(kMaxInputs) + "];\n"
-         "  float *out[" + std::to_string(kMaxOutputs) + "];\n"
+         "  const float *in[" + std::to_string(kCudaMaxInputs) + "];\n"
+         "  float *out[" + std::to_string(kCudaMaxOutputs) + "];\n"
          "  float *saved;\n"
-         "  const float *gout[" + std::to_string(kMaxOutputs) + "];\n"
-         "  float *gin[" + std::to_string(kMaxInputs) + "];\n"
+         "  const float *gout[" + std::to_string(kCudaMaxOutputs) + "];\n"
+         "  float *gin[" + std::to_string(kCudaMaxInputs) + "];\n"
          "  float *scratch;\n"
          "  const mixk_state *state; /* host memory: read by the host function only */\n"
          "};\n";

@@ -8,6 +8,7 @@
 #include "mix/KernelEmitter.h"
 #include "RegionPlan.h"
 #include "RegionPrinter.h"
+#include "ScanPlan.h"
 
 using namespace mlir;
 
@@ -60,6 +61,23 @@ mix::RegionKernels mix::emitKernels(Operation *root, KernelTarget target) {
     RegionKernel &rk = out.regions[fused.getName().str()];
     // Numbered over all regions, so a region has one symbol on every target.
     std::string sym = "mixk_" + std::to_string(next++);
+    if (fused.getKind() == "scan") {
+      codegen::ScanPlan scan;
+      rk.skipped = codegen::planScan(fused, scan);
+      rk.rowRank = 2;
+      if (rk.skipped.empty() && target == KernelTarget::Cuda &&
+          (scan.inputs.size() > codegen::kCudaMaxInputs || scan.emitted.size() > codegen::kCudaMaxOutputs))
+        rk.skipped = "more inputs or outputs than the CUDA argument block holds";
+      if (rk.skipped.empty()) {
+        for (bool sliced : scan.sliced)
+          rk.inputRoles.push_back(sliced ? InputRole::Row : InputRole::Invariant);
+        rk.symbol = sym;
+        codegen::printScan(scan, sym, target == KernelTarget::Cuda, os);
+        return;
+      }
+      os << "\n// region \"" << fused.getName() << "\": not generated (" << rk.skipped << ")\n";
+      return;
+    }
     codegen::RegionPlan plan;
     rk.skipped = codegen::planRegion(fused, plan);
     rk.rowRank = plan.rowRank;

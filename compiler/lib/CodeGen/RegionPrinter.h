@@ -77,8 +77,10 @@ private:
 std::unique_ptr<RegionPrinter> makeCpuPrinter(RegionPlan &plan, std::string sym);
 std::unique_ptr<RegionPrinter> makeCudaPrinter(RegionPlan &plan, std::string sym);
 
-/// CUDA: the argument block kernels receive by value (struct mixk_dev).
+/// CUDA: the argument block kernels receive by value (struct mixk_dev),
+/// and the sizes of its pointer arrays.
 std::string cudaArgumentBlock();
+constexpr size_t kCudaMaxInputs = 24, kCudaMaxOutputs = 8;
 
 } // namespace mix::codegen
 

@@ -568,6 +568,12 @@ LogicalResult FusedOp::verify() {
                          << " results";
   if (getKind().empty())
     return emitOpError() << "needs a kind (elementwise or the anchor primitive)";
+  if (getKind() == "scan") { // one mix.scan on the block's arguments, in order (Fuse.cpp)
+    auto scan = dyn_cast<ScanOp>(body.front());
+    if (!scan || &body.front() != yield->getPrevNode() ||
+        !llvm::equal(scan.getInputs(), body.getArguments()) || !llvm::equal(yield.getValues(), scan.getResults()))
+      return emitOpError() << "of kind scan must hold one mix.scan of its arguments, in order, and yield its results";
+  }
   return success();
 }
 

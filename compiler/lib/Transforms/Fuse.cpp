@@ -4,7 +4,9 @@
 // one mixer primitive (the anchor) per group; each group then becomes one
 // mix.fused op at its last op's position, provided every value it exports is
 // used only after that point (otherwise trailing ops are left out until it
-// is).
+// is). A `mix.scan` becomes a region of its own (kind "scan", its operands
+// as they are, one block argument each), which the kernel back ends compile
+// whole (CodeGen/ScanPlan.h); its neighbours stay in theirs.
 //
 //===----------------------------------------------------------------------===//
 #include "mix/MixOps.h"
@@ -100,9 +102,30 @@ void buildRegion(const Group &g) {
     op->erase();
 }
 
+/// `scan` alone in a region of kind "scan". Unlike buildRegion, operands
+/// are not deduplicated: block argument i is the scan's operand i, so the
+/// runtime can hand the region's inputs to the scan's reference loop.
+void buildScanRegion(ScanOp scan) {
+  OpBuilder b(scan);
+  auto fused = b.create<FusedOp>(scan.getLoc(), scan.getResultTypes(), scan.getNameAttr(), b.getStringAttr("scan"),
+                                 scan.getInputs());
+  Block *body = new Block();
+  fused.getBody().push_back(body);
+  OpBuilder inner = OpBuilder::atBlockEnd(body);
+  Operation *copy = inner.clone(*scan.getOperation()); // isolated from above: only its operands change
+  for (auto [i, v] : llvm::enumerate(scan.getInputs()))
+    copy->setOperand(static_cast<unsigned>(i), body->addArgument(v.getType(), v.getLoc()));
+  inner.create<YieldOp>(scan.getLoc(), copy->getResults());
+  scan.getOperation()->replaceAllUsesWith(fused.getResults());
+  scan.erase();
+}
+
 struct FusePass : mix::impl::MixFuseBase<FusePass> {
   void runOnOperation() override {
     Block &block = getOperation().getBody().front();
+    for (ScanOp scan : llvm::make_early_inc_range(block.getOps<ScanOp>()))
+      if (!isIntervened(scan))
+        buildScanRegion(scan);
     llvm::EquivalenceClasses<Operation *> classes;
     llvm::DenseMap<Operation *, Operation *> anchorOf; // class leader → its anchor
     for (Operation &op : block) {

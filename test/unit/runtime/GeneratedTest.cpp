@@ -20,7 +20,10 @@
 using mixc::rt::Model;
 
 namespace {
-const char *kArchitectures[] = {"attention", "baseconv", "based", "mamba", "deltanet", "h3", "hyena"};
+// The last three are written with the DSL's scan: their recurrences run the
+// scan kernels (CodeGen/ScanPlan.h), with the backward the compiler derives.
+const char *kArchitectures[] = {"attention", "baseconv", "based",         "mamba", "deltanet",
+                                "h3",        "hyena",    "gla", "gated_deltanet", "retnet"};
 
 /// max |a - b| / (max |b| + tiny): the kernels sum in another order.
 double relErr(const at::Tensor &a, const at::Tensor &b) {
@@ -82,7 +85,7 @@ TEST_P(Generated, EveryRegionWithAKernelRunsGenerated) {
     EXPECT_NE(why, "") << name << " ran generated without a library";
 }
 
-// T = 21 crosses the scan's (16) and the delta rule's (8) checkpoint chunks;
+// T = 21 crosses the scans' (16) and the delta rule's (8) checkpoint chunks;
 // 2 threads split the batch and sum parameter gradients over partials.
 TEST_P(Generated, LogitsAndGradientsMatchTheInterpreter) {
   for (int threads : {1, 2}) {

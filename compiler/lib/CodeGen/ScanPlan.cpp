@@ -1,0 +1,146 @@
+//===- ScanPlan.cpp - the values of a scan's step and what each op needs ----===//
+#include "ScanPlan.h"
+
+using namespace mlir;
+
+namespace mix::codegen {
+
+Value ScanPlan::root(Value v) const {
+  for (auto it = alias.find(v); it != alias.end(); it = alias.find(v))
+    v = it->second;
+  return v;
+}
+
+namespace {
+class ScanPlanner {
+public:
+  explicit ScanPlanner(ScanPlan &plan) : p(plan) {}
+  std::string run(mix::FusedOp op);
+
+private:
+  /// Records `v` with its inner shape: after the one leading batch dim
+  /// (`row`), or the whole static shape (an invariant).
+  std::string addValue(Value v, bool row, std::string id, int input);
+  std::string checkOp(Operation &o);
+
+  ScanPlan &p;
+};
+
+std::string ScanPlanner::addValue(Value v, bool row, std::string id, int input) {
+  auto t = v.getType().dyn_cast<RankedTensorType>();
+  if (!t || !t.getElementType().isF32())
+    return "a step value is not an f32 tensor";
+  auto shape = t.getShape();
+  const size_t lead = row ? 1 : 0;
+  if (row && (shape.empty() || !ShapedType::isDynamic(shape[0])))
+    return "a step value does not lead with the batch dim";
+  for (size_t i = lead; i < shape.size(); ++i)
+    if (ShapedType::isDynamic(shape[i]))
+      return row ? "a step value has a run-time dim after the batch dim"
+                 : "an input that is not sliced over time has run-time dims";
+  PlannedValue x;
+  x.id = std::move(id);
+  x.input = input;
+  x.role = row ? InputRole::Row : InputRole::Invariant;
+  x.shape.assign(shape.begin() + lead, shape.end());
+  x.n = numel(x.shape);
+  x.def = v.getDefiningOp();
+  p.values.values[v] = x;
+  return "";
+}
+
+std::string ScanPlanner::checkOp(Operation &o) {
+  const std::string name = "mix." + o.getName().stripDialect().str();
+  if (o.getNumResults() != 1)
+    return name + " has several results";
+  if (isa<mix::ReshapeOp, mix::TapOp>(o)) {
+    if (auto r = dyn_cast<mix::ReshapeOp>(o); r && r.getKeep() < 1)
+      return "a reshape in the step that does not keep the batch dim";
+    return "";
+  }
+  if (isa<mix::ConstantOp>(o))
+    return "";
+  PlannedValue &y = p.values.at(o.getResult(0));
+  if (auto sum = dyn_cast<mix::SumOp>(o)) {
+    const int64_t rank = static_cast<int64_t>(p.values.at(sum.getX()).shape.size()) + 1;
+    const int64_t axis = static_cast<int64_t>(sum.getAxis()) < 0 ? static_cast<int64_t>(sum.getAxis()) + rank
+                                                                 : static_cast<int64_t>(sum.getAxis());
+    if (axis < 1 || axis >= rank)
+      return "a sum over the batch dim in the step";
+    if (!p.values.at(sum.getX()).row())
+      return name + " of a loop-invariant value";
+    return "";
+  }
+  const bool element = o.hasTrait<mix::OpTrait::PerElement>() && isa<mix::ElementCode>(o);
+  const bool rowWise = o.hasTrait<mix::OpTrait::PerRow>();
+  if (!element && !rowWise)
+    return "no kernel code for " + name + " in a scan's step";
+  for (Value in : o.getOperands()) {
+    PlannedValue &a = p.values.at(in);
+    if (a.row() && a.shape.size() != y.shape.size())
+      return name + " broadcasts a step value of another rank";
+    if (!a.row() && a.shape.size() > y.shape.size())
+      return name + " broadcasts a loop-invariant value over the batch dim";
+  }
+  if (rowWise) {
+    PlannedValue &x = p.values.at(o.getOperand(0));
+    if (x.shape.empty() || (!isa<mix::TaylorMapOp>(o) && x.shape != y.shape))
+      return name + " on a scalar";
+    for (unsigned i = 1; i < o.getNumOperands(); ++i) {
+      PlannedValue &w = p.values.at(o.getOperand(i));
+      if (w.row() || w.shape != Shape{x.shape.back()})
+        return name + " with a weight that is not [last dim]";
+    }
+  }
+  return "";
+}
+
+std::string ScanPlanner::run(mix::FusedOp op) {
+  Block &body = op.getBody().front();
+  p.scan = cast<mix::ScanOp>(body.front());
+  Block &step = p.scan.getBody().front();
+  const unsigned numStates = static_cast<unsigned>(p.scan.getNumStates());
+  for (BlockArgument a : step.getArguments()) {
+    const bool isState = a.getArgNumber() < numStates;
+    const int input = isState ? -1 : static_cast<int>(a.getArgNumber() - numStates);
+    const bool sliced = isState || p.scan.getSliced()[input] != 0;
+    if (std::string e = addValue(a, sliced, "", input); !e.empty())
+      return e;
+    (isState ? p.states : p.inputs).push_back(a);
+    if (!isState)
+      p.sliced.push_back(sliced);
+  }
+  int k = 0;
+  for (Operation &o : step.without_terminator()) {
+    bool row = true;
+    if (o.getNumResults() == 1)
+      if (auto t = o.getResult(0).getType().dyn_cast<RankedTensorType>())
+        row = t.getRank() > 0 && ShapedType::isDynamic(t.getDimSize(0));
+    if (o.getNumResults() != 1)
+      return "mix." + o.getName().stripDialect().str() + " has several results";
+    if (std::string e = addValue(o.getResult(0), row, "v" + std::to_string(k++), -1); !e.empty())
+      return e;
+    if (std::string e = checkOp(o); !e.empty())
+      return e;
+    if (isa<mix::ReshapeOp, mix::TapOp>(o))
+      p.alias[o.getResult(0)] = o.getOperand(0);
+    else
+      p.ops.push_back(&o);
+  }
+  auto yield = step.getTerminator()->getOperands();
+  for (auto [i, v] : llvm::enumerate(yield)) {
+    if (!p.values.at(v).row())
+      return "the step yields a loop-invariant value";
+    (i < numStates ? p.next : p.emitted).push_back(v);
+  }
+  for (Value s : p.states) {
+    p.stateOffset.push_back(p.stateFloats);
+    p.stateFloats += p.values.at(s).n;
+  }
+  return "";
+}
+} // namespace
+
+std::string planScan(mix::FusedOp op, ScanPlan &plan) { return ScanPlanner(plan).run(op); }
+
+} // namespace mix::codegen

@@ -1,0 +1,399 @@
+//===- ScanPrinter.cpp - a scan's step as a fused forward and derived backward -===//
+//
+//   before (mix dialect):                      after (C++, abridged):
+//     %y = mix.fused "..scan" kind "scan"(..)    step(s0, x0, x1, n0, e0):
+//       mix.scan (%k, %v) {num_states = 1}         v0 = outer(x0, x1); n0 = s0 + v0; e0 = ...
+//         S' = S + outer(k[t], v[t]); emit ..      adjoint(s0, x0, x1, gn0, ge0 -> gs0, gx0, gx1):
+//                                                  recompute v0 ..; g_v0 += gn0 ..; reverse
+//                                                forward_row(b): for t: [checkpoint] step
+//                                                backward_row(b): per chunk, recompute, adjoint
+//
+// The same text for both targets, but where each row keeps its arrays:
+// on the CPU on the stack (small, static sizes the compiler vectorises),
+// in CUDA in a `work` slice of global scratch per row (a thread's stack
+// is too small for a d × d state, and local memory is reserved for every
+// resident thread).
+//
+//===----------------------------------------------------------------------===//
+#include "OpBodies.h"
+#include "RegionPrinter.h"
+#include "ScanPlan.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace mix::codegen {
+namespace {
+std::string str(int64_t v) { return std::to_string(v); }
+
+class ScanPrinter {
+public:
+  ScanPrinter(ScanPlan &plan, std::string sym, bool cuda) : p(plan), sym(std::move(sym)), cuda(cuda) {}
+  void print(llvm::raw_ostream &os);
+
+private:
+  // Arrays local to one function: stack arrays on the CPU, consecutive
+  // slices of the function's `work` in CUDA. `used` counts the floats.
+  struct Locals {
+    bool cuda;
+    int64_t used = 0;
+    std::string decl(const std::string &name, int64_t count, bool zero, const std::string &ind) {
+      if (!cuda)
+        return ind + "float " + name + "[" + str(count) + "]" + (zero ? " = {}" : "") + ";\n";
+      std::string s = ind + "float *" + name + " = work + " + str(used) + ";\n";
+      if (zero)
+        s += ind + "for (int64_t j = 0; j < " + str(count) + "; ++j) " + name + "[j] = 0.f;\n";
+      used += count;
+      return s;
+    }
+  };
+
+  int64_t n(Value v) { return p.values.at(v).n; }
+  int index(Value v) { return static_cast<int>(v.cast<BlockArgument>().getArgNumber()); }
+  ValueNames names();
+  /// The step's parameters: states, inputs, then `extra`.
+  std::string stepParams(const std::string &extra);
+  /// The arguments of a call to the step at row b, step t; states from `states`.
+  std::string stepArgs(const std::string &states);
+  void printOps(llvm::raw_ostream &os, Locals &locals, ValueNames &nm);
+  void printSumForward(llvm::raw_ostream &os, mix::SumOp sum, ValueNames &nm);
+  void printSumBackward(llvm::raw_ostream &os, mix::SumOp sum, ValueNames &nm);
+  int64_t printStep(llvm::raw_ostream &os);
+  int64_t printAdjoint(llvm::raw_ostream &os);
+  int64_t printForwardRow(llvm::raw_ostream &os, int64_t stepWork);
+  int64_t printBackwardRow(llvm::raw_ostream &os, int64_t stepWork);
+  void printEntries(llvm::raw_ostream &os, int64_t forwardWork, int64_t backwardWork);
+
+  ScanPlan &p;
+  std::string sym;
+  bool cuda;
+  const std::string ind = "  ";
+};
+
+ValueNames ScanPrinter::names() {
+  ValueNames nm;
+  nm.val = [this](Value v) {
+    v = p.root(v);
+    const PlannedValue &x = p.values.at(v);
+    if (x.def)
+      return x.id;
+    if (x.input < 0)
+      return "s" + str(index(v));
+    return (p.sliced[x.input] ? "x" : "in") + str(x.input);
+  };
+  nm.grad = [this](Value v) {
+    v = p.root(v);
+    const PlannedValue &x = p.values.at(v);
+    if (x.def)
+      return "g_" + x.id;
+    if (x.input < 0)
+      return "gs" + str(index(v));
+    return (p.sliced[x.input] ? "gx" : "p") + str(x.input);
+  };
+  return nm;
+}
+
+std::string ScanPrinter::stepParams(const std::string &extra) {
+  std::vector<std::string> params;
+  for (size_t k = 0; k < p.states.size(); ++k)
+    params.push_back("const float *s" + str(k));
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    params.push_back(std::string("const float *") + (p.sliced[i] ? "x" : "in") + str(i));
+  std::string s = llvm::join(params, ", ") + extra + (cuda ? ", float *work" : "");
+  return s.rfind(", ", 0) == 0 ? s.substr(2) : s;
+}
+
+std::string ScanPrinter::stepArgs(const std::string &states) {
+  std::vector<std::string> args;
+  for (size_t k = 0; k < p.states.size(); ++k)
+    args.push_back(states + " + " + str(p.stateOffset[k]));
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    args.push_back("in[" + str(i) + "]" + (p.sliced[i] ? " + (b * T + t) * " + str(n(p.inputs[i])) : std::string()));
+  return llvm::join(args, ", ");
+}
+
+void ScanPrinter::printSumForward(llvm::raw_ostream &os, mix::SumOp sum, ValueNames &nm) {
+  const Shape &xs = p.values.at(sum.getX()).shape;
+  const int64_t rank = static_cast<int64_t>(xs.size()) + 1, a = static_cast<int64_t>(sum.getAxis());
+  const int64_t ax = (a < 0 ? a + rank : a) - 1; // in the inner shape
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < ax; ++i)
+    outer *= xs[i];
+  for (int64_t i = ax + 1; i < static_cast<int64_t>(xs.size()); ++i)
+    inner *= xs[i];
+  const std::string X = nm.val(sum.getX()), Y = nm.val(sum.getResult()), m = str(xs[ax]);
+  // Σ over axis: y[o, i] = Σ_k x[o, k, i]; the i loop innermost (contiguous).
+  os << ind << "for (int64_t j = 0; j < " << outer * inner << "; ++j) " << Y << "[j] = 0.f;\n";
+  os << ind << "for (int64_t o = 0; o < " << outer << "; ++o) for (int64_t k = 0; k < " << m
+     << "; ++k) for (int64_t i = 0; i < " << inner << "; ++i) " << Y << "[o * " << inner << " + i] += " << X
+     << "[(o * " << m << " + k) * " << inner << " + i];\n";
+}
+
+void ScanPrinter::printSumBackward(llvm::raw_ostream &os, mix::SumOp sum, ValueNames &nm) {
+  const Shape &xs = p.values.at(sum.getX()).shape;
+  const int64_t rank = static_cast<int64_t>(xs.size()) + 1, a = static_cast<int64_t>(sum.getAxis());
+  const int64_t ax = (a < 0 ? a + rank : a) - 1;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < ax; ++i)
+    outer *= xs[i];
+  for (int64_t i = ax + 1; i < static_cast<int64_t>(xs.size()); ++i)
+    inner *= xs[i];
+  const std::string GX = nm.grad(sum.getX()), GY = nm.grad(sum.getResult()), m = str(xs[ax]);
+  os << ind << "for (int64_t o = 0; o < " << outer << "; ++o) for (int64_t k = 0; k < " << m
+     << "; ++k) for (int64_t i = 0; i < " << inner << "; ++i) " << GX << "[(o * " << m << " + k) * " << inner
+     << " + i] += " << GY << "[o * " << inner << " + i];\n";
+}
+
+/// Declares and computes every op's value, in order.
+void ScanPrinter::printOps(llvm::raw_ostream &os, Locals &locals, ValueNames &nm) {
+  for (Operation *o : p.ops) {
+    Value r = o->getResult(0);
+    os << locals.decl(nm.val(r), n(r), false, ind);
+    if (auto c = dyn_cast<mix::ConstantOp>(o))
+      os << ind << nm.val(r) << "[0] = " << floatLiteral(c.getValue().convertToDouble()) << ";\n";
+    else if (auto sum = dyn_cast<mix::SumOp>(o))
+      printSumForward(os, sum, nm);
+    else
+      printForward(p.values, *o, os, nm, ind);
+  }
+}
+
+/// step(states, inputs at t) -> next states n<k>, emitted e<j>.
+int64_t ScanPrinter::printStep(llvm::raw_ostream &os) {
+  std::string extra;
+  for (size_t k = 0; k < p.next.size(); ++k)
+    extra += ", float *n" + str(k);
+  for (size_t j = 0; j < p.emitted.size(); ++j)
+    extra += ", float *e" + str(j);
+  os << "MIXK_HD inline void " << sym << "_step(" << stepParams(extra) << ") {\n";
+  Locals locals{cuda};
+  ValueNames nm = names();
+  printOps(os, locals, nm);
+  for (auto [k, v] : llvm::enumerate(p.next))
+    os << ind << "for (int64_t j = 0; j < " << n(v) << "; ++j) n" << k << "[j] = " << nm.val(v) << "[j];\n";
+  for (auto [j, v] : llvm::enumerate(p.emitted))
+    os << ind << "for (int64_t j = 0; j < " << n(v) << "; ++j) e" << j << "[j] = " << nm.val(v) << "[j];\n";
+  os << "}\n\n";
+  return locals.used;
+}
+
+/// The step's adjoint: from ∂L/∂(next states) gn<k> and ∂L/∂(emitted) ge<j>,
+/// sets ∂L/∂(states) gs<k> and ∂L/∂(sliced inputs at t) gx<i>, and adds the
+/// invariant inputs' gradients into p<i>. The ops' adjoints are OpBodies'
+/// (the fused regions' own); the sum's is here.
+int64_t ScanPrinter::printAdjoint(llvm::raw_ostream &os) {
+  std::string extra;
+  for (size_t k = 0; k < p.next.size(); ++k)
+    extra += ", const float *gn" + str(k);
+  for (size_t j = 0; j < p.emitted.size(); ++j)
+    extra += ", const float *ge" + str(j);
+  for (size_t k = 0; k < p.states.size(); ++k)
+    extra += ", float *gs" + str(k);
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    extra += std::string(", float *") + (p.sliced[i] ? "gx" : "p") + str(i);
+  os << "MIXK_HD inline void " << sym << "_adjoint(" << stepParams(extra) << ") {\n";
+  Locals locals{cuda};
+  ValueNames nm = names();
+  for (Value s : p.states)
+    os << ind << "for (int64_t j = 0; j < " << n(s) << "; ++j) " << nm.grad(s) << "[j] = 0.f;\n";
+  for (auto [i, x] : llvm::enumerate(p.inputs))
+    if (p.sliced[i])
+      os << ind << "for (int64_t j = 0; j < " << n(x) << "; ++j) " << nm.grad(x) << "[j] = 0.f;\n";
+  printOps(os, locals, nm);
+  for (Operation *o : p.ops)
+    os << locals.decl(nm.grad(o->getResult(0)), n(o->getResult(0)), true, ind);
+  for (auto [k, v] : llvm::enumerate(p.next))
+    os << ind << "for (int64_t j = 0; j < " << n(v) << "; ++j) " << nm.grad(v) << "[j] += gn" << k << "[j];\n";
+  for (auto [j, v] : llvm::enumerate(p.emitted))
+    os << ind << "for (int64_t j = 0; j < " << n(v) << "; ++j) " << nm.grad(v) << "[j] += ge" << j << "[j];\n";
+  for (Operation *o : llvm::reverse(p.ops)) {
+    if (isa<mix::ConstantOp>(o))
+      continue;
+    if (auto sum = dyn_cast<mix::SumOp>(o))
+      printSumBackward(os, sum, nm);
+    else
+      printBackward(p.values, *o, os, nm, ind);
+  }
+  os << "}\n\n";
+  return locals.used;
+}
+
+/// One batch row's forward: checkpoints every kScanChunk steps, then the step.
+int64_t ScanPrinter::printForwardRow(llvm::raw_ostream &os, int64_t stepWork) {
+  const std::string SF = str(p.stateFloats), K = str(kScanChunk);
+  os << "MIXK_HD inline void " << sym << "_forward_row(const float *const *in, float *const *out, float *saved, "
+     << "int64_t b, int64_t T" << (cuda ? ", float *work" : "") << ") {\n";
+  Locals locals{cuda};
+  os << locals.decl("st", p.stateFloats, true, ind) << locals.decl("nx", p.stateFloats, false, ind);
+  os << ind << "float *ck = saved + b * ((T + " << K << " - 1) / " << K << ") * " << SF << ";\n";
+  os << ind << "for (int64_t t = 0; t < T; ++t) {\n";
+  os << ind << "  if (t % " << K << " == 0) for (int64_t j = 0; j < " << SF << "; ++j) ck[(t / " << K << ") * "
+     << SF << " + j] = st[j];\n";
+  std::string outs;
+  for (size_t k = 0; k < p.next.size(); ++k)
+    outs += ", nx + " + str(p.stateOffset[k]);
+  for (auto [j, v] : llvm::enumerate(p.emitted))
+    outs += ", out[" + str(j) + "] + (b * T + t) * " + str(n(v));
+  os << ind << "  " << sym << "_step(" << stepArgs("st") << outs << (cuda ? ", work + " + str(locals.used) : "")
+     << ");\n";
+  os << ind << "  for (int64_t j = 0; j < " << SF << "; ++j) st[j] = nx[j];\n";
+  os << ind << "}\n}\n\n";
+  return locals.used + stepWork;
+}
+
+/// One batch row's backward: chunks from the last; in each, the states
+/// entering its steps are recomputed into `chunk` ([kScanChunk, states]),
+/// then the adjoint runs from its last step to its first.
+int64_t ScanPrinter::printBackwardRow(llvm::raw_ostream &os, int64_t stepWork) {
+  const std::string SF = str(p.stateFloats), K = str(kScanChunk);
+  os << "MIXK_HD inline void " << sym << "_backward_row(const float *const *in, const float *saved, "
+     << "const float *const *gout, float *const *gin, float *const *part, int64_t b, int64_t T, float *chunk"
+     << (cuda ? ", float *work" : "") << ") {\n";
+  Locals locals{cuda};
+  os << locals.decl("gn", p.stateFloats, true, ind) << locals.decl("gs", p.stateFloats, false, ind);
+  for (auto [i, x] : llvm::enumerate(p.inputs))
+    if (p.sliced[i])
+      os << locals.decl("gx" + str(i), n(x), false, ind);
+  for (auto [j, v] : llvm::enumerate(p.emitted))
+    os << locals.decl("e" + str(j), n(v), false, ind);
+  const std::string rest = cuda ? ", work + " + str(locals.used) : "";
+  os << ind << "const int64_t chunks = (T + " << K << " - 1) / " << K << ";\n";
+  os << ind << "const float *ck = saved + b * chunks * " << SF << ";\n";
+  os << ind << "for (int64_t c = chunks - 1; c >= 0; --c) {\n";
+  os << ind << "  const int64_t t0 = c * " << K << ", t1 = t0 + " << K << " < T ? t0 + " << K << " : T;\n";
+  os << ind << "  for (int64_t j = 0; j < " << SF << "; ++j) chunk[j] = ck[c * " << SF << " + j];\n";
+  std::string outs;
+  for (size_t k = 0; k < p.next.size(); ++k)
+    outs += ", chunk + (t - t0 + 1) * " + SF + " + " + str(p.stateOffset[k]);
+  for (size_t j = 0; j < p.emitted.size(); ++j)
+    outs += ", e" + str(j);
+  os << ind << "  for (int64_t t = t0; t + 1 < t1; ++t)\n";
+  os << ind << "    " << sym << "_step(" << stepArgs("chunk + (t - t0) * " + SF) << outs << rest << ");\n";
+  std::string grads;
+  for (size_t k = 0; k < p.next.size(); ++k)
+    grads += ", gn + " + str(p.stateOffset[k]);
+  for (auto [j, v] : llvm::enumerate(p.emitted))
+    grads += ", gout[" + str(j) + "] + (b * T + t) * " + str(n(v));
+  for (size_t k = 0; k < p.states.size(); ++k)
+    grads += ", gs + " + str(p.stateOffset[k]);
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    grads += (p.sliced[i] ? ", gx" : ", part[") + str(i) + (p.sliced[i] ? "" : "]");
+  os << ind << "  for (int64_t t = t1 - 1; t >= t0; --t) {\n";
+  os << ind << "    " << sym << "_adjoint(" << stepArgs("chunk + (t - t0) * " + SF) << grads << rest << ");\n";
+  for (auto [i, x] : llvm::enumerate(p.inputs))
+    if (p.sliced[i])
+      os << ind << "    for (int64_t j = 0; j < " << n(x) << "; ++j) gin[" << i << "][(b * T + t) * " << n(x)
+         << " + j] += gx" << i << "[j];\n";
+  os << ind << "    for (int64_t j = 0; j < " << SF << "; ++j) gn[j] = gs[j];\n";
+  os << ind << "  }\n" << ind << "}\n}\n\n";
+  return locals.used + stepWork;
+}
+
+void ScanPrinter::printEntries(llvm::raw_ostream &os, int64_t forwardWork, int64_t backwardWork) {
+  const std::string SF = str(p.stateFloats), K = str(kScanChunk), chunk = str(kScanChunk * p.stateFloats);
+  const size_t numIn = p.inputs.size(), numOut = p.emitted.size();
+  os << "extern \"C\" int64_t " << sym << "_saved(const int64_t *dims) {\n"
+     << "  return dims[0] * ((dims[1] + " << K << " - 1) / " << K << ") * " << SF << ";\n}\n\n";
+  if (!cuda) {
+    os << "extern \"C\" void " << sym << "_forward(const mixk_args *a) {\n"
+       << "  const int64_t B = a->dims[0], T = a->dims[1];\n"
+       << "  const int th = a->threads > 0 ? a->threads : 1;\n"
+       << "#pragma omp parallel for num_threads(th) schedule(static)\n"
+       << "  for (int64_t b = 0; b < B; ++b) " << sym << "_forward_row(a->in, a->out, a->saved, b, T);\n}\n\n";
+    os << "extern \"C\" void " << sym << "_backward(const mixk_args *a) {\n"
+       << "  const int64_t B = a->dims[0], T = a->dims[1];\n"
+       << "  const int th = a->threads > 0 ? a->threads : 1;\n";
+    for (auto [i, x] : llvm::enumerate(p.inputs))
+      if (!p.sliced[i])
+        os << "  mixk::Partials P" << i << "(th, " << n(x) << ");\n";
+    os << "#pragma omp parallel num_threads(th)\n  {\n"
+       << "    float *part[" << numIn << "] = {};\n";
+    for (size_t i = 0; i < numIn; ++i)
+      if (!p.sliced[i])
+        os << "    part[" << i << "] = P" << i << ".mine();\n";
+    os << "    std::vector<float> chunk(" << chunk << ");\n"
+       << "#pragma omp for schedule(static)\n"
+       << "    for (int64_t b = 0; b < B; ++b) " << sym
+       << "_backward_row(a->in, a->saved, a->gout, a->gin, part, b, T, chunk.data());\n  }\n";
+    for (size_t i = 0; i < numIn; ++i)
+      if (!p.sliced[i])
+        os << "  P" << i << ".addTo(a->gin[" << i << "]);\n";
+    os << "}\n";
+    return;
+  }
+  // CUDA: a thread per row b; its arrays in a slice of one scratch buffer:
+  // forward [work]; backward [partials, chunk, work] (partials then added
+  // to the gradients with one atomicAdd each).
+  int64_t partials = 0;
+  for (auto [i, x] : llvm::enumerate(p.inputs))
+    if (!p.sliced[i])
+      partials += n(x);
+  const int64_t perRowBackward = partials + kScanChunk * p.stateFloats + backwardWork;
+  os << "__global__ void " << sym << "_forward_kernel(mixk_dev dv) {\n"
+     << "  const mixk_dev *a = &dv;\n"
+     << "  MIXK_GRID_LOOP(b, a->dims[0]) " << sym << "_forward_row(a->in, a->out, a->saved, b, a->dims[1], "
+     << "a->scratch + b * " << forwardWork << ");\n}\n\n";
+  os << "__global__ void " << sym << "_backward_kernel(mixk_dev dv) {\n"
+     << "  const mixk_dev *a = &dv;\n"
+     << "  MIXK_GRID_LOOP(b, a->dims[0]) {\n"
+     << "    float *row = a->scratch + b * " << perRowBackward << ";\n"
+     << "    float *part[" << numIn << "] = {};\n";
+  int64_t off = 0;
+  for (auto [i, x] : llvm::enumerate(p.inputs))
+    if (!p.sliced[i]) {
+      os << "    part[" << i << "] = row + " << off << ";\n";
+      off += n(x);
+    }
+  os << "    " << sym << "_backward_row(a->in, a->saved, a->gout, a->gin, part, b, a->dims[1], row + " << off
+     << ", row + " << off + kScanChunk * p.stateFloats << ");\n";
+  for (auto [i, x] : llvm::enumerate(p.inputs))
+    if (!p.sliced[i])
+      os << "    for (int64_t j = 0; j < " << n(x) << "; ++j) if (part[" << i << "][j] != 0.f) atomicAdd(&a->gin["
+         << i << "][j], part[" << i << "][j]);\n";
+  os << "  }\n}\n\n";
+  for (bool backward : {false, true}) {
+    const int64_t perRow = backward ? perRowBackward : forwardWork;
+    os << "extern \"C\" void " << sym << (backward ? "_backward" : "_forward") << "(const mixk_args *args) {\n"
+       << "  cudaStream_t stream = static_cast<cudaStream_t>(args->stream);\n"
+       << "  mixk_dev dv{};\n"
+       << "  for (int i = 0; i < 4; ++i) dv.dims[i] = args->dims[i];\n"
+       << "  dv.ndims = args->ndims; dv.threads = args->threads; dv.saved = args->saved;\n"
+       << "  for (int i = 0; i < " << numIn << "; ++i) dv.in[i] = args->in[i];\n";
+    if (backward)
+      os << "  for (int i = 0; i < " << numIn << "; ++i) dv.gin[i] = args->gin[i];\n"
+         << "  for (int i = 0; i < " << numOut << "; ++i) dv.gout[i] = args->gout[i];\n";
+    else
+      os << "  for (int i = 0; i < " << numOut << "; ++i) dv.out[i] = args->out[i];\n";
+    os << "  const int64_t B = args->dims[0];\n"
+       << "  cudaMallocAsync(reinterpret_cast<void **>(&dv.scratch), B * " << perRow << " * sizeof(float), stream);\n";
+    if (backward) // the partials start at zero
+      os << "  cudaMemsetAsync(dv.scratch, 0, B * " << perRow << " * sizeof(float), stream);\n";
+    os << "  MIXK_LAUNCH(" << sym << (backward ? "_backward_kernel" : "_forward_kernel")
+       << ", mixk::blocksFor(B), mixk::kThreads, stream)(dv);\n"
+       << "  cudaFreeAsync(dv.scratch, stream);\n}\n\n";
+  }
+}
+
+void ScanPrinter::print(llvm::raw_ostream &os) {
+  os << "\n// scan \"" << p.scan.getName() << "\": " << p.states.size() << " state(s), " << p.stateFloats
+     << " floats a row; inputs:";
+  for (auto [i, x] : llvm::enumerate(p.inputs))
+    os << (i ? ", " : " ") << (p.sliced[i] ? "sliced" : "invariant") << " [" << n(x) << "]";
+  os << "\n";
+  const int64_t stepWork = printStep(os);
+  const int64_t adjointWork = printAdjoint(os);
+  const int64_t forwardWork = printForwardRow(os, stepWork);
+  const int64_t backwardWork = printBackwardRow(os, std::max(stepWork, adjointWork));
+  printEntries(os, forwardWork, backwardWork);
+}
+} // namespace
+
+void printScan(ScanPlan &plan, const std::string &sym, bool cuda, llvm::raw_ostream &os) {
+  ScanPrinter(plan, sym, cuda).print(os);
+}
+
+} // namespace mix::codegen
