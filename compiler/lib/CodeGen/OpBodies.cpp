@@ -26,18 +26,18 @@ double epsOf(Operation &op) {
 
 namespace {
 /// Index into an operand of shape `s` broadcast (numpy rules, right-aligned)
-/// to `out`, for flat output index `j`.
-std::string indexExpr(const Shape &out, Shape s) {
+/// to `out`, for flat output index `j` (named `var`).
+std::string indexExpr(const Shape &out, Shape s, const std::string &j = "j") {
   if (numel(s) == 1)
     return "0";
   s.insert(s.begin(), out.size() - s.size(), 1);
   if (s == out)
-    return "j";
+    return j;
   std::string expr;
   int64_t outStride = 1, inStride = 1;
   for (int k = static_cast<int>(out.size()) - 1; k >= 0; --k) {
     if (s[k] != 1) {
-      std::string term = outStride == 1 ? "j" : "j / " + std::to_string(outStride);
+      std::string term = outStride == 1 ? j : j + " / " + std::to_string(outStride);
       if (k > 0)
         term = "(" + term + " % " + std::to_string(out[k]) + ")";
       if (inStride != 1)
@@ -48,6 +48,54 @@ std::string indexExpr(const Shape &out, Shape s) {
     inStride *= s[k];
   }
   return expr;
+}
+
+/// The loop of a per-element op with result shape `out` over operands of
+/// shapes `ins`: flat over j when each operand is read at j or is a scalar;
+/// otherwise rows o of the last dim and i along it, so the inner loop reads
+/// contiguously (it vectorises) and a broadcast costs a division per row,
+/// not per element (outer products, column scalings in scan steps).
+struct ElementLoop {
+  std::string head;               // the loop header(s), ending where the body goes
+  std::string out;                // the result's index
+  std::vector<std::string> index; // each operand's index
+};
+
+ElementLoop elementLoop(const Shape &out, const std::vector<Shape> &ins) {
+  ElementLoop l;
+  bool flat = out.size() < 2;
+  if (!flat) {
+    flat = true;
+    for (const Shape &s : ins)
+      if (std::string e = indexExpr(out, s); e != "j" && e != "0")
+        flat = false;
+  }
+  if (flat) {
+    l.head = "for (int64_t j = 0; j < " + std::to_string(numel(out)) + "; ++j)";
+    l.out = "j";
+    for (const Shape &s : ins)
+      l.index.push_back(indexExpr(out, s));
+    return l;
+  }
+  const Shape rows(out.begin(), out.end() - 1);
+  const std::string inner = std::to_string(out.back());
+  l.head = "for (int64_t o = 0; o < " + std::to_string(numel(rows)) + "; ++o) for (int64_t i = 0; i < " + inner +
+           "; ++i)";
+  l.out = "o * " + inner + " + i";
+  for (Shape s : ins) {
+    if (numel(s) == 1) {
+      l.index.push_back("0");
+      continue;
+    }
+    s.insert(s.begin(), out.size() - s.size(), 1);
+    const bool alongRow = s.back() != 1;
+    const std::string row = indexExpr(rows, Shape(s.begin(), s.end() - 1), "o");
+    if (row == "0")
+      l.index.push_back(alongRow ? "i" : "0");
+    else
+      l.index.push_back(alongRow ? "(" + row + ") * " + inner + " + i" : row);
+  }
+  return l;
 }
 
 void replaceAll(std::string &s, const std::string &from, const std::string &to) {
@@ -171,11 +219,14 @@ void printForward(RegionPlan &plan, Operation &op, llvm::raw_ostream &os, ValueN
   const PlannedValue &y = plan.at(res);
   std::string Y = names.val(res);
   if (auto code = dyn_cast<mix::ElementCode>(op)) {
+    std::vector<Shape> ins;
+    for (Value v : op.getOperands())
+      ins.push_back(plan.at(v).shape);
+    ElementLoop loop = elementLoop(y.shape, ins);
     std::string e = code.cppForward().str();
     for (unsigned i = 0; i < op.getNumOperands(); ++i)
-      replaceAll(e, "$" + std::to_string(i),
-                 names.val(op.getOperand(i)) + "[" + indexExpr(y.shape, plan.at(op.getOperand(i)).shape) + "]");
-    os << ind << "for (int64_t j = 0; j < " << y.n << "; ++j) " << Y << "[j] = " << e << ";\n";
+      replaceAll(e, "$" + std::to_string(i), names.val(op.getOperand(i)) + "[" + loop.index[i] + "]");
+    os << ind << loop.head << " " << Y << "[" << loop.out << "] = " << e << ";\n";
     return;
   }
   RowOpPrinter p(plan, op, os, names, ind);
@@ -191,12 +242,16 @@ void printBackward(RegionPlan &plan, Operation &op, llvm::raw_ostream &os, Value
   const PlannedValue &y = plan.at(res);
   std::string GY = names.grad(res);
   if (auto code = dyn_cast<mix::ElementCode>(op)) {
-    auto idx = [&](unsigned i) { return "[" + indexExpr(y.shape, plan.at(op.getOperand(i)).shape) + "]"; };
-    os << ind << "for (int64_t j = 0; j < " << y.n << "; ++j) { float ";
+    std::vector<Shape> ins;
+    for (Value v : op.getOperands())
+      ins.push_back(plan.at(v).shape);
+    ElementLoop loop = elementLoop(y.shape, ins);
+    auto idx = [&](unsigned i) { return "[" + loop.index[i] + "]"; };
+    os << ind << loop.head << " { float ";
     const char *local[] = {"a", "b"};
     for (unsigned i = 0; i < op.getNumOperands(); ++i)
       os << local[i] << " = " << names.val(op.getOperand(i)) << idx(i) << ", ";
-    os << "y = " << names.val(res) << "[j], g = " << GY << "[j];";
+    os << "y = " << names.val(res) << "[" << loop.out << "], g = " << GY << "[" << loop.out << "];";
     for (unsigned i = 0; i < op.getNumOperands(); ++i)
       os << " (void)" << local[i] << ";";
     os << " (void)y;";

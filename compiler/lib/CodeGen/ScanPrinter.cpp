@@ -44,7 +44,7 @@ private:
     std::string decl(const std::string &name, int64_t count, bool zero, const std::string &ind) {
       if (!cuda)
         return ind + "float " + name + "[" + str(count) + "]" + (zero ? " = {}" : "") + ";\n";
-      std::string s = ind + "float *" + name + " = work + " + str(used) + ";\n";
+      std::string s = ind + "float *__restrict__ " + name + " = work + " + str(used) + ";\n";
       if (zero)
         s += ind + "for (int64_t j = 0; j < " + str(count) + "; ++j) " + name + "[j] = 0.f;\n";
       used += count;
@@ -100,10 +100,12 @@ ValueNames ScanPrinter::names() {
 std::string ScanPrinter::stepParams(const std::string &extra) {
   std::vector<std::string> params;
   for (size_t k = 0; k < p.states.size(); ++k)
-    params.push_back("const float *s" + str(k));
+    params.push_back("const float *__restrict__ s" + str(k));
   for (size_t i = 0; i < p.inputs.size(); ++i)
-    params.push_back(std::string("const float *") + (p.sliced[i] ? "x" : "in") + str(i));
-  std::string s = llvm::join(params, ", ") + extra + (cuda ? ", float *work" : "");
+    params.push_back(std::string("const float *__restrict__ ") + (p.sliced[i] ? "x" : "in") + str(i));
+  // Every buffer a step writes is its own (restrict lets the compiler keep
+  // a broadcast operand's gradient in a register across a row).
+  std::string s = llvm::join(params, ", ") + extra + (cuda ? ", float *__restrict__ work" : "");
   return s.rfind(", ", 0) == 0 ? s.substr(2) : s;
 }
 
@@ -166,9 +168,9 @@ void ScanPrinter::printOps(llvm::raw_ostream &os, Locals &locals, ValueNames &nm
 int64_t ScanPrinter::printStep(llvm::raw_ostream &os) {
   std::string extra;
   for (size_t k = 0; k < p.next.size(); ++k)
-    extra += ", float *n" + str(k);
+    extra += ", float *__restrict__ n" + str(k);
   for (size_t j = 0; j < p.emitted.size(); ++j)
-    extra += ", float *e" + str(j);
+    extra += ", float *__restrict__ e" + str(j);
   os << "MIXK_HD inline void " << sym << "_step(" << stepParams(extra) << ") {\n";
   Locals locals{cuda};
   ValueNames nm = names();
@@ -188,13 +190,13 @@ int64_t ScanPrinter::printStep(llvm::raw_ostream &os) {
 int64_t ScanPrinter::printAdjoint(llvm::raw_ostream &os) {
   std::string extra;
   for (size_t k = 0; k < p.next.size(); ++k)
-    extra += ", const float *gn" + str(k);
+    extra += ", const float *__restrict__ gn" + str(k);
   for (size_t j = 0; j < p.emitted.size(); ++j)
-    extra += ", const float *ge" + str(j);
+    extra += ", const float *__restrict__ ge" + str(j);
   for (size_t k = 0; k < p.states.size(); ++k)
-    extra += ", float *gs" + str(k);
+    extra += ", float *__restrict__ gs" + str(k);
   for (size_t i = 0; i < p.inputs.size(); ++i)
-    extra += std::string(", float *") + (p.sliced[i] ? "gx" : "p") + str(i);
+    extra += std::string(", float *__restrict__ ") + (p.sliced[i] ? "gx" : "p") + str(i);
   os << "MIXK_HD inline void " << sym << "_adjoint(" << stepParams(extra) << ") {\n";
   Locals locals{cuda};
   ValueNames nm = names();

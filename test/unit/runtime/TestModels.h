@@ -7,6 +7,7 @@
 #include "CompileStdlib.h"
 #include "dsl/Rewrite.h"
 #include "runtime/core/Model.h"
+#include "runtime/kernels/KernelBuild.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -28,9 +29,11 @@ inline mixc::graph::Graph rewrite(const mixc::graph::Graph &g, const std::string
   return result.graph;
 }
 
-inline std::unique_ptr<mixc::rt::Model> model(const mixc::graph::Graph &g) {
+/// A model of `g`; with `library`, its regions run the generated kernels.
+inline std::unique_ptr<mixc::rt::Model> model(const mixc::graph::Graph &g,
+                                              std::shared_ptr<mixc::kernels::Library> library = nullptr) {
   std::string error;
-  auto m = mixc::rt::Model::create(g, error);
+  auto m = mixc::rt::Model::create(g, error, std::move(library));
   EXPECT_TRUE(m) << error;
   return m;
 }
