@@ -50,54 +50,6 @@ std::string indexExpr(const Shape &out, Shape s, const std::string &j = "j") {
   return expr;
 }
 
-/// The loop of a per-element op with result shape `out` over operands of
-/// shapes `ins`: flat over j when each operand is read at j or is a scalar;
-/// otherwise rows o of the last dim and i along it, so the inner loop reads
-/// contiguously (it vectorises) and a broadcast costs a division per row,
-/// not per element (outer products, column scalings in scan steps).
-struct ElementLoop {
-  std::string head;               // the loop header(s), ending where the body goes
-  std::string out;                // the result's index
-  std::vector<std::string> index; // each operand's index
-};
-
-ElementLoop elementLoop(const Shape &out, const std::vector<Shape> &ins) {
-  ElementLoop l;
-  bool flat = out.size() < 2;
-  if (!flat) {
-    flat = true;
-    for (const Shape &s : ins)
-      if (std::string e = indexExpr(out, s); e != "j" && e != "0")
-        flat = false;
-  }
-  if (flat) {
-    l.head = "for (int64_t j = 0; j < " + std::to_string(numel(out)) + "; ++j)";
-    l.out = "j";
-    for (const Shape &s : ins)
-      l.index.push_back(indexExpr(out, s));
-    return l;
-  }
-  const Shape rows(out.begin(), out.end() - 1);
-  const std::string inner = std::to_string(out.back());
-  l.head = "for (int64_t o = 0; o < " + std::to_string(numel(rows)) + "; ++o) for (int64_t i = 0; i < " + inner +
-           "; ++i)";
-  l.out = "o * " + inner + " + i";
-  for (Shape s : ins) {
-    if (numel(s) == 1) {
-      l.index.push_back("0");
-      continue;
-    }
-    s.insert(s.begin(), out.size() - s.size(), 1);
-    const bool alongRow = s.back() != 1;
-    const std::string row = indexExpr(rows, Shape(s.begin(), s.end() - 1), "o");
-    if (row == "0")
-      l.index.push_back(alongRow ? "i" : "0");
-    else
-      l.index.push_back(alongRow ? "(" + row + ") * " + inner + " + i" : row);
-  }
-  return l;
-}
-
 void replaceAll(std::string &s, const std::string &from, const std::string &to) {
   for (size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size())
     s.replace(p, from.size(), to);
@@ -212,6 +164,43 @@ struct RowOpPrinter {
   }
 };
 } // namespace
+
+ElementLoop elementLoop(const Shape &out, const std::vector<Shape> &ins) {
+  ElementLoop l;
+  bool flat = out.size() < 2;
+  if (!flat) {
+    flat = true;
+    for (const Shape &s : ins)
+      if (std::string e = indexExpr(out, s); e != "j" && e != "0")
+        flat = false;
+  }
+  if (flat) {
+    l.head = "for (int64_t j = 0; j < " + std::to_string(numel(out)) + "; ++j)";
+    l.out = "j";
+    for (const Shape &s : ins)
+      l.index.push_back(indexExpr(out, s));
+    return l;
+  }
+  const Shape rows(out.begin(), out.end() - 1);
+  const std::string inner = std::to_string(out.back());
+  l.head = "for (int64_t o = 0; o < " + std::to_string(numel(rows)) + "; ++o) for (int64_t i = 0; i < " + inner +
+           "; ++i)";
+  l.out = "o * " + inner + " + i";
+  for (Shape s : ins) {
+    if (numel(s) == 1) {
+      l.index.push_back("0");
+      continue;
+    }
+    s.insert(s.begin(), out.size() - s.size(), 1);
+    const bool alongRow = s.back() != 1;
+    const std::string row = indexExpr(rows, Shape(s.begin(), s.end() - 1), "o");
+    if (row == "0")
+      l.index.push_back(alongRow ? "i" : "0");
+    else
+      l.index.push_back(alongRow ? "(" + row + ") * " + inner + " + i" : row);
+  }
+  return l;
+}
 
 void printForward(RegionPlan &plan, Operation &op, llvm::raw_ostream &os, ValueNames &names,
                   const std::string &ind) {

@@ -30,6 +30,18 @@ std::string floatLiteral(double v);
 /// An op's eps: as set, else its ODS default (MixOps.td, the one home).
 double epsOf(mlir::Operation &op);
 
+/// The loop of a per-element op with result shape `out` over operands of
+/// shapes `ins`: flat over j when each operand is read at j or is a scalar;
+/// otherwise rows o of the last dim and i along it, so the inner loop reads
+/// contiguously (it vectorises) and a broadcast costs a division per row,
+/// not per element (outer products, column scalings in scan steps).
+struct ElementLoop {
+  std::string head;               // the loop header(s), ending where the body goes
+  std::string out;                // the result's index
+  std::vector<std::string> index; // each operand's index
+};
+ElementLoop elementLoop(const Shape &out, const std::vector<Shape> &ins);
+
 /// The statements computing `op`'s result (a per-element or per-row op)
 /// from its operands, each line indented by `ind`.
 void printForward(RegionPlan &plan, mlir::Operation &op, llvm::raw_ostream &os, ValueNames &names,

@@ -11,7 +11,89 @@ Value ScanPlan::root(Value v) const {
   return v;
 }
 
+bool ScanPlan::inRegister(Operation *op, unsigned i) const {
+  Value u = op->getOperand(i), r = root(u);
+  Operation *def = r.getDefiningOp();
+  if (!def || !groupOf.count(def) || groupOf.lookup(def) != groupOf.lookup(op))
+    return false;
+  return values.values.find(u)->second.shape == groups[groupOf.lookup(op)].shape;
+}
+
 namespace {
+bool isLoopOp(Operation *o) { return isa<mix::ElementCode>(o) && o->hasTrait<mix::OpTrait::PerElement>(); }
+
+/// List scheduling of the step's ops into groups: an open loop group takes
+/// the next ready element op of its shape; when none is ready it closes and
+/// the smallest ready op starts the next group (small vectors first, so the
+/// state-sized loops that read them find them computed).
+void schedule(ScanPlan &p) {
+  std::vector<Operation *> remaining = p.ops;
+  llvm::DenseSet<Operation *> done;
+  auto ready = [&](Operation *o) {
+    for (Value u : o->getOperands())
+      if (Operation *d = p.root(u).getDefiningOp(); d && !done.count(d))
+        return false;
+    return true;
+  };
+  auto take = [&](size_t k) {
+    Operation *o = remaining[k];
+    remaining.erase(remaining.begin() + static_cast<long>(k));
+    done.insert(o);
+    p.groups.back().ops.push_back(o);
+    p.groupOf[o] = static_cast<int>(p.groups.size()) - 1;
+  };
+  while (!remaining.empty()) {
+    if (!p.groups.empty() && p.groups.back().loop) {
+      bool grew = false;
+      const int open = static_cast<int>(p.groups.size()) - 1;
+      // It joins the loop when what it reads from the loop is of the loop's
+      // shape (a register of the same element), not a re-viewed array.
+      auto fits = [&](Operation *o) {
+        if (!isLoopOp(o) || !ready(o) || p.values.at(o->getResult(0)).shape != p.groups.back().shape)
+          return false;
+        for (Value u : o->getOperands())
+          if (Operation *d = p.root(u).getDefiningOp();
+              d && p.groupOf.lookup(d) == open && p.values.at(u).shape != p.groups.back().shape)
+            return false;
+        return true;
+      };
+      for (size_t k = 0; k < remaining.size() && !grew; ++k)
+        if (fits(remaining[k])) {
+          take(k);
+          grew = true;
+        }
+      if (grew)
+        continue;
+    }
+    size_t best = remaining.size();
+    for (size_t k = 0; k < remaining.size(); ++k)
+      if (ready(remaining[k]) && (best == remaining.size() || p.values.at(remaining[k]->getResult(0)).n <
+                                                                 p.values.at(remaining[best]->getResult(0)).n))
+        best = k;
+    assert(best < remaining.size() && "the step's ops form no cycle");
+    ScanGroup g;
+    g.shape = p.values.at(remaining[best]->getResult(0)).shape;
+    g.loop = isLoopOp(remaining[best]);
+    p.groups.push_back(g);
+    take(best);
+  }
+  // What is read outside its loop (another group, a yield) is stored.
+  for (Operation *o : p.ops)
+    for (unsigned i = 0; i < o->getNumOperands(); ++i)
+      if (!p.groups[p.groupOf[o]].loop || !p.inRegister(o, i))
+        if (Value r = p.root(o->getOperand(i)); r.getDefiningOp())
+          p.stored.insert(r);
+  for (Value v : p.next)
+    if (Value r = p.root(v); r.getDefiningOp())
+      p.stored.insert(r);
+  for (Value v : p.emitted)
+    if (Value r = p.root(v); r.getDefiningOp())
+      p.stored.insert(r);
+  for (const ScanGroup &g : p.groups) // an op printed alone writes an array
+    if (!g.loop)
+      p.stored.insert(g.ops[0]->getResult(0));
+}
+
 class ScanPlanner {
 public:
   explicit ScanPlanner(ScanPlan &plan) : p(plan) {}
@@ -137,6 +219,7 @@ std::string ScanPlanner::run(mix::FusedOp op) {
     p.stateOffset.push_back(p.stateFloats);
     p.stateFloats += p.values.at(s).n;
   }
+  schedule(p);
   return "";
 }
 } // namespace

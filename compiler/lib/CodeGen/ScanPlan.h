@@ -25,11 +25,22 @@
 
 #include "RegionPlan.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 namespace mix::codegen {
 
 /// Steps between the forward's state checkpoints (the backward recomputes
 /// at most this many states from one).
 constexpr int64_t kScanChunk = 16;
+
+/// Ops the kernels compute together: element ops of one result shape in
+/// one loop (`loop`; values only they read stay in registers), or one other
+/// op (a sum, a norm, a constant) on its own.
+struct ScanGroup {
+  Shape shape;
+  std::vector<mlir::Operation *> ops;
+  bool loop = false;
+};
 
 struct ScanPlan {
   mix::ScanOp scan;
@@ -41,9 +52,15 @@ struct ScanPlan {
   std::vector<mlir::Value> next, emitted;         // what the step yields
   std::vector<int64_t> stateOffset;               // state k's floats start here in a checkpoint
   int64_t stateFloats = 0;                        // floats of all states of one row
+  std::vector<ScanGroup> groups;                  // `ops`, scheduled into groups, in order
+  llvm::DenseMap<mlir::Operation *, int> groupOf; // each op's group
+  llvm::DenseSet<mlir::Value> stored;             // op values read outside their loop: kept in arrays
 
   /// The value `v` views (itself unless it is an alias).
   mlir::Value root(mlir::Value v) const;
+  /// Whether `op` (in a loop group) reads operand `i` as a register of the
+  /// same loop, not from an array.
+  bool inRegister(mlir::Operation *op, unsigned i) const;
 };
 
 /// Plans the scan region `op` into `plan`; "" or why it cannot have kernels.

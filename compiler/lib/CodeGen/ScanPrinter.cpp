@@ -30,27 +30,34 @@ namespace mix::codegen {
 namespace {
 std::string str(int64_t v) { return std::to_string(v); }
 
+void replaceAll(std::string &s, const std::string &from, const std::string &to) {
+  for (size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size())
+    s.replace(at, from.size(), to);
+}
+
 class ScanPrinter {
 public:
   ScanPrinter(ScanPlan &plan, std::string sym, bool cuda) : p(plan), sym(std::move(sym)), cuda(cuda) {}
   void print(llvm::raw_ostream &os);
 
 private:
-  // Arrays local to one function: stack arrays on the CPU, consecutive
-  // slices of the function's `work` in CUDA. `used` counts the floats.
+  // Arrays of one function: stack arrays (base empty), or consecutive
+  // slices of the buffer `base` points to (CUDA's per-row `work`, or the
+  // tape the backward keeps a chunk's step values in). `used` counts floats.
   struct Locals {
-    bool cuda;
+    std::string base;
     int64_t used = 0;
     std::string decl(const std::string &name, int64_t count, bool zero, const std::string &ind) {
-      if (!cuda)
+      if (base.empty())
         return ind + "float " + name + "[" + str(count) + "]" + (zero ? " = {}" : "") + ";\n";
-      std::string s = ind + "float *__restrict__ " + name + " = work + " + str(used) + ";\n";
+      std::string s = ind + "float *__restrict__ " + name + " = " + base + " + " + str(used) + ";\n";
       if (zero)
         s += ind + "for (int64_t j = 0; j < " + str(count) + "; ++j) " + name + "[j] = 0.f;\n";
       used += count;
       return s;
     }
   };
+  Locals work() const { return Locals{cuda ? "work" : ""}; }
 
   int64_t n(Value v) { return p.values.at(v).n; }
   int index(Value v) { return static_cast<int>(v.cast<BlockArgument>().getArgNumber()); }
@@ -59,14 +66,18 @@ private:
   std::string stepParams(const std::string &extra);
   /// The arguments of a call to the step at row b, step t; states from `states`.
   std::string stepArgs(const std::string &states);
+  struct LoopReads;
+  LoopReads loopReads(const ScanGroup &g);
+  std::string operand(Operation *o, unsigned i, LoopReads &reads, ValueNames &nm);
+  std::string formula(Operation *o, LoopReads &reads, ValueNames &nm);
   void printOps(llvm::raw_ostream &os, Locals &locals, ValueNames &nm);
   void printSumForward(llvm::raw_ostream &os, mix::SumOp sum, ValueNames &nm);
   void printSumBackward(llvm::raw_ostream &os, mix::SumOp sum, ValueNames &nm);
-  int64_t printStep(llvm::raw_ostream &os);
+  int64_t printStep(llvm::raw_ostream &os, bool taped);
   int64_t printAdjoint(llvm::raw_ostream &os);
   int64_t printForwardRow(llvm::raw_ostream &os, int64_t stepWork);
-  int64_t printBackwardRow(llvm::raw_ostream &os, int64_t stepWork);
-  void printEntries(llvm::raw_ostream &os, int64_t forwardWork, int64_t backwardWork);
+  int64_t printBackwardRow(llvm::raw_ostream &os, int64_t stepWork, int64_t tapeFloats);
+  void printEntries(llvm::raw_ostream &os, int64_t forwardWork, int64_t backwardWork, int64_t tapeFloats);
 
   ScanPlan &p;
   std::string sym;
@@ -150,29 +161,88 @@ void ScanPrinter::printSumBackward(llvm::raw_ostream &os, mix::SumOp sum, ValueN
      << " + i] += " << GY << "[o * " << inner << " + i];\n";
 }
 
-/// Declares and computes every op's value, in order.
+/// The reads of a loop group's ops that come from arrays (not registers of
+/// the same loop), and the loop over the group's shape that indexes them.
+struct ScanPrinter::LoopReads {
+  ElementLoop loop;
+  llvm::DenseMap<std::pair<Operation *, unsigned>, std::string> index; // (op, operand) -> index
+};
+
+ScanPrinter::LoopReads ScanPrinter::loopReads(const ScanGroup &g) {
+  std::vector<Shape> shapes;
+  std::vector<std::pair<Operation *, unsigned>> reads;
+  for (Operation *o : g.ops)
+    for (unsigned i = 0; i < o->getNumOperands(); ++i)
+      if (!p.inRegister(o, i)) {
+        shapes.push_back(p.values.at(o->getOperand(i)).shape);
+        reads.push_back({o, i});
+      }
+  LoopReads r{elementLoop(g.shape, shapes), {}};
+  for (auto [k, read] : llvm::enumerate(reads))
+    r.index[read] = r.loop.index[k];
+  return r;
+}
+
+/// Operand `i` of `o` inside its group's loop: a register or an array read.
+std::string ScanPrinter::operand(Operation *o, unsigned i, LoopReads &reads, ValueNames &nm) {
+  if (p.inRegister(o, i))
+    return "r_" + p.values.at(p.root(o->getOperand(i))).id;
+  return nm.val(o->getOperand(i)) + "[" + reads.index[{o, i}] + "]";
+}
+
+/// A loop op's value from its operands (ODS's C++ formula).
+std::string ScanPrinter::formula(Operation *o, LoopReads &reads, ValueNames &nm) {
+  std::string e = cast<mix::ElementCode>(o).cppForward().str();
+  for (unsigned i = 0; i < o->getNumOperands(); ++i)
+    replaceAll(e, "$" + std::to_string(i), operand(o, i, reads, nm));
+  return e;
+}
+
+/// Declares and computes every op's value, group by group: a loop group's
+/// values in registers of one loop, written to arrays where they are read
+/// outside it (the taped step's arrays are the tape the adjoint reads; it
+/// recomputes the registers).
 void ScanPrinter::printOps(llvm::raw_ostream &os, Locals &locals, ValueNames &nm) {
-  for (Operation *o : p.ops) {
-    Value r = o->getResult(0);
-    os << locals.decl(nm.val(r), n(r), false, ind);
-    if (auto c = dyn_cast<mix::ConstantOp>(o))
-      os << ind << nm.val(r) << "[0] = " << floatLiteral(c.getValue().convertToDouble()) << ";\n";
-    else if (auto sum = dyn_cast<mix::SumOp>(o))
-      printSumForward(os, sum, nm);
-    else
-      printForward(p.values, *o, os, nm, ind);
+  for (const ScanGroup &g : p.groups) {
+    for (Operation *o : g.ops)
+      if (p.stored.count(o->getResult(0)))
+        os << locals.decl(nm.val(o->getResult(0)), n(o->getResult(0)), false, ind);
+    if (!g.loop) {
+      Operation *o = g.ops[0];
+      Value r = o->getResult(0);
+      if (auto c = dyn_cast<mix::ConstantOp>(o))
+        os << ind << nm.val(r) << "[0] = " << floatLiteral(c.getValue().convertToDouble()) << ";\n";
+      else if (auto sum = dyn_cast<mix::SumOp>(o))
+        printSumForward(os, sum, nm);
+      else
+        printForward(p.values, *o, os, nm, ind);
+      continue;
+    }
+    LoopReads reads = loopReads(g);
+    os << ind << reads.loop.head << " {\n";
+    for (Operation *o : g.ops) {
+      const std::string &id = p.values.at(o->getResult(0)).id;
+      os << ind << "  const float r_" << id << " = " << formula(o, reads, nm) << ";\n";
+      if (p.stored.count(o->getResult(0)))
+        os << ind << "  " << nm.val(o->getResult(0)) << "[" << reads.loop.out << "] = r_" << id << ";\n";
+    }
+    os << ind << "}\n";
   }
 }
 
-/// step(states, inputs at t) -> next states n<k>, emitted e<j>.
-int64_t ScanPrinter::printStep(llvm::raw_ostream &os) {
+/// step(states, inputs at t) -> next states n<k>, emitted e<j>. The taped
+/// step (the backward's recomputation) leaves its values in `tape`, where
+/// the adjoint reads them; returns the floats of values it keeps.
+int64_t ScanPrinter::printStep(llvm::raw_ostream &os, bool taped) {
   std::string extra;
   for (size_t k = 0; k < p.next.size(); ++k)
     extra += ", float *__restrict__ n" + str(k);
   for (size_t j = 0; j < p.emitted.size(); ++j)
     extra += ", float *__restrict__ e" + str(j);
-  os << "MIXK_HD inline void " << sym << "_step(" << stepParams(extra) << ") {\n";
-  Locals locals{cuda};
+  if (taped)
+    extra += ", float *__restrict__ tape";
+  os << "MIXK_HD inline void " << sym << (taped ? "_step_taped(" : "_step(") << stepParams(extra) << ") {\n";
+  Locals locals = taped ? Locals{"tape"} : work();
   ValueNames nm = names();
   printOps(os, locals, nm);
   for (auto [k, v] : llvm::enumerate(p.next))
@@ -185,8 +255,9 @@ int64_t ScanPrinter::printStep(llvm::raw_ostream &os) {
 
 /// The step's adjoint: from ∂L/∂(next states) gn<k> and ∂L/∂(emitted) ge<j>,
 /// sets ∂L/∂(states) gs<k> and ∂L/∂(sliced inputs at t) gx<i>, and adds the
-/// invariant inputs' gradients into p<i>. The ops' adjoints are OpBodies'
-/// (the fused regions' own); the sum's is here.
+/// invariant inputs' gradients into p<i>; the step's values are read from
+/// the taped step's `tape`. The ops' adjoints are OpBodies' (the fused
+/// regions' own); the sum's is here.
 int64_t ScanPrinter::printAdjoint(llvm::raw_ostream &os) {
   std::string extra;
   for (size_t k = 0; k < p.next.size(); ++k)
@@ -197,28 +268,75 @@ int64_t ScanPrinter::printAdjoint(llvm::raw_ostream &os) {
     extra += ", float *__restrict__ gs" + str(k);
   for (size_t i = 0; i < p.inputs.size(); ++i)
     extra += std::string(", float *__restrict__ ") + (p.sliced[i] ? "gx" : "p") + str(i);
+  extra += ", const float *__restrict__ tape";
   os << "MIXK_HD inline void " << sym << "_adjoint(" << stepParams(extra) << ") {\n";
-  Locals locals{cuda};
+  Locals locals = work();
   ValueNames nm = names();
   for (Value s : p.states)
     os << ind << "for (int64_t j = 0; j < " << n(s) << "; ++j) " << nm.grad(s) << "[j] = 0.f;\n";
   for (auto [i, x] : llvm::enumerate(p.inputs))
     if (p.sliced[i])
       os << ind << "for (int64_t j = 0; j < " << n(x) << "; ++j) " << nm.grad(x) << "[j] = 0.f;\n";
-  printOps(os, locals, nm);
-  for (Operation *o : p.ops)
-    os << locals.decl(nm.grad(o->getResult(0)), n(o->getResult(0)), true, ind);
+  int64_t offset = 0; // the stored values, where the taped step left them (group order)
+  for (const ScanGroup &g : p.groups)
+    for (Operation *o : g.ops)
+      if (p.stored.count(o->getResult(0))) {
+        os << ind << "const float *__restrict__ " << nm.val(o->getResult(0)) << " = tape + " << offset << ";\n";
+        offset += n(o->getResult(0));
+      }
+  // Gradients cross groups in arrays; inside a loop they stay in registers.
+  for (const ScanGroup &g : p.groups)
+    for (Operation *o : g.ops)
+      if (p.stored.count(o->getResult(0)))
+        os << locals.decl(nm.grad(o->getResult(0)), n(o->getResult(0)), true, ind);
   for (auto [k, v] : llvm::enumerate(p.next))
     os << ind << "for (int64_t j = 0; j < " << n(v) << "; ++j) " << nm.grad(v) << "[j] += gn" << k << "[j];\n";
   for (auto [j, v] : llvm::enumerate(p.emitted))
     os << ind << "for (int64_t j = 0; j < " << n(v) << "; ++j) " << nm.grad(v) << "[j] += ge" << j << "[j];\n";
-  for (Operation *o : llvm::reverse(p.ops)) {
-    if (isa<mix::ConstantOp>(o))
+  for (const ScanGroup &g : llvm::reverse(p.groups)) {
+    if (!g.loop) {
+      Operation *o = g.ops[0];
+      if (isa<mix::ConstantOp>(o))
+        continue;
+      if (auto sum = dyn_cast<mix::SumOp>(o))
+        printSumBackward(os, sum, nm);
+      else
+        printBackward(p.values, *o, os, nm, ind);
       continue;
-    if (auto sum = dyn_cast<mix::SumOp>(o))
-      printSumBackward(os, sum, nm);
-    else
-      printBackward(p.values, *o, os, nm, ind);
+    }
+    // One loop: each value (from the tape, or recomputed) and its gradient
+    // (from later groups' arrays, or 0) in registers; the ops' adjoints in reverse add to the registers of
+    // what they read in the loop and to the arrays of what they read outside.
+    LoopReads reads = loopReads(g);
+    const std::string &out = reads.loop.out;
+    os << ind << reads.loop.head << " {\n";
+    for (Operation *o : g.ops) {
+      Value r = o->getResult(0);
+      const std::string &id = p.values.at(r).id;
+      os << ind << "  const float r_" << id << " = "
+         << (p.stored.count(r) ? nm.val(r) + "[" + out + "]" : formula(o, reads, nm)) << ";\n";
+      os << ind << "  float gr_" << id << " = "
+         << (p.stored.count(r) ? nm.grad(r) + "[" + out + "]" : std::string("0.f")) << ";\n";
+    }
+    for (Operation *o : llvm::reverse(g.ops)) {
+      auto code = cast<mix::ElementCode>(o);
+      const std::string &id = p.values.at(o->getResult(0)).id;
+      const char *local[] = {"a", "b"};
+      os << ind << "  { const float ";
+      for (unsigned i = 0; i < o->getNumOperands(); ++i)
+        os << local[i] << " = " << operand(o, i, reads, nm) << ", ";
+      os << "y = r_" << id << ", g = gr_" << id << ";";
+      for (unsigned i = 0; i < o->getNumOperands(); ++i)
+        os << " (void)" << local[i] << ";";
+      os << " (void)y;";
+      for (unsigned i = 0; i < o->getNumOperands(); ++i) {
+        std::string target = p.inRegister(o, i) ? "gr_" + p.values.at(p.root(o->getOperand(i))).id
+                                                : nm.grad(o->getOperand(i)) + "[" + reads.index[{o, i}] + "]";
+        os << " " << target << " += " << code.cppGradient(i) << ";";
+      }
+      os << " }\n";
+    }
+    os << ind << "}\n";
   }
   os << "}\n\n";
   return locals.used;
@@ -229,7 +347,7 @@ int64_t ScanPrinter::printForwardRow(llvm::raw_ostream &os, int64_t stepWork) {
   const std::string SF = str(p.stateFloats), K = str(kScanChunk);
   os << "MIXK_HD inline void " << sym << "_forward_row(const float *const *in, float *const *out, float *saved, "
      << "int64_t b, int64_t T" << (cuda ? ", float *work" : "") << ") {\n";
-  Locals locals{cuda};
+  Locals locals = work();
   os << locals.decl("st", p.stateFloats, true, ind) << locals.decl("nx", p.stateFloats, false, ind);
   os << ind << "float *ck = saved + b * ((T + " << K << " - 1) / " << K << ") * " << SF << ";\n";
   os << ind << "for (int64_t t = 0; t < T; ++t) {\n";
@@ -247,15 +365,17 @@ int64_t ScanPrinter::printForwardRow(llvm::raw_ostream &os, int64_t stepWork) {
   return locals.used + stepWork;
 }
 
-/// One batch row's backward: chunks from the last; in each, the states
-/// entering its steps are recomputed into `chunk` ([kScanChunk, states]),
-/// then the adjoint runs from its last step to its first.
-int64_t ScanPrinter::printBackwardRow(llvm::raw_ostream &os, int64_t stepWork) {
-  const std::string SF = str(p.stateFloats), K = str(kScanChunk);
+/// One batch row's backward: chunks from the last; in each, the taped step
+/// runs over the chunk from its checkpoint, keeping the states entering its
+/// steps in `chunk` ([kScanChunk + 1, states]) and their values in `tape`
+/// ([kScanChunk, values]); then the adjoint runs from its last step to its
+/// first.
+int64_t ScanPrinter::printBackwardRow(llvm::raw_ostream &os, int64_t stepWork, int64_t tapeFloats) {
+  const std::string SF = str(p.stateFloats), K = str(kScanChunk), W = str(tapeFloats);
   os << "MIXK_HD inline void " << sym << "_backward_row(const float *const *in, const float *saved, "
-     << "const float *const *gout, float *const *gin, float *const *part, int64_t b, int64_t T, float *chunk"
-     << (cuda ? ", float *work" : "") << ") {\n";
-  Locals locals{cuda};
+     << "const float *const *gout, float *const *gin, float *const *part, int64_t b, int64_t T, float *chunk, "
+     << "float *tape" << (cuda ? ", float *work" : "") << ") {\n";
+  Locals locals = work();
   os << locals.decl("gn", p.stateFloats, true, ind) << locals.decl("gs", p.stateFloats, false, ind);
   for (auto [i, x] : llvm::enumerate(p.inputs))
     if (p.sliced[i])
@@ -273,8 +393,9 @@ int64_t ScanPrinter::printBackwardRow(llvm::raw_ostream &os, int64_t stepWork) {
     outs += ", chunk + (t - t0 + 1) * " + SF + " + " + str(p.stateOffset[k]);
   for (size_t j = 0; j < p.emitted.size(); ++j)
     outs += ", e" + str(j);
-  os << ind << "  for (int64_t t = t0; t + 1 < t1; ++t)\n";
-  os << ind << "    " << sym << "_step(" << stepArgs("chunk + (t - t0) * " + SF) << outs << rest << ");\n";
+  os << ind << "  for (int64_t t = t0; t < t1; ++t)\n";
+  os << ind << "    " << sym << "_step_taped(" << stepArgs("chunk + (t - t0) * " + SF) << outs << ", tape + (t - t0) * "
+     << W << rest << ");\n";
   std::string grads;
   for (size_t k = 0; k < p.next.size(); ++k)
     grads += ", gn + " + str(p.stateOffset[k]);
@@ -285,7 +406,8 @@ int64_t ScanPrinter::printBackwardRow(llvm::raw_ostream &os, int64_t stepWork) {
   for (size_t i = 0; i < p.inputs.size(); ++i)
     grads += (p.sliced[i] ? ", gx" : ", part[") + str(i) + (p.sliced[i] ? "" : "]");
   os << ind << "  for (int64_t t = t1 - 1; t >= t0; --t) {\n";
-  os << ind << "    " << sym << "_adjoint(" << stepArgs("chunk + (t - t0) * " + SF) << grads << rest << ");\n";
+  os << ind << "    " << sym << "_adjoint(" << stepArgs("chunk + (t - t0) * " + SF) << grads << ", tape + (t - t0) * "
+     << W << rest << ");\n";
   for (auto [i, x] : llvm::enumerate(p.inputs))
     if (p.sliced[i])
       os << ind << "    for (int64_t j = 0; j < " << n(x) << "; ++j) gin[" << i << "][(b * T + t) * " << n(x)
@@ -295,8 +417,11 @@ int64_t ScanPrinter::printBackwardRow(llvm::raw_ostream &os, int64_t stepWork) {
   return locals.used + stepWork;
 }
 
-void ScanPrinter::printEntries(llvm::raw_ostream &os, int64_t forwardWork, int64_t backwardWork) {
-  const std::string SF = str(p.stateFloats), K = str(kScanChunk), chunk = str(kScanChunk * p.stateFloats);
+void ScanPrinter::printEntries(llvm::raw_ostream &os, int64_t forwardWork, int64_t backwardWork,
+                               int64_t tapeFloats) {
+  // A row's backward buffers: the chunk's states, then its tape.
+  const int64_t chunkFloats = (kScanChunk + 1) * p.stateFloats, buffers = chunkFloats + kScanChunk * tapeFloats;
+  const std::string SF = str(p.stateFloats), K = str(kScanChunk);
   const size_t numIn = p.inputs.size(), numOut = p.emitted.size();
   os << "extern \"C\" int64_t " << sym << "_saved(const int64_t *dims) {\n"
      << "  return dims[0] * ((dims[1] + " << K << " - 1) / " << K << ") * " << SF << ";\n}\n\n";
@@ -317,10 +442,11 @@ void ScanPrinter::printEntries(llvm::raw_ostream &os, int64_t forwardWork, int64
     for (size_t i = 0; i < numIn; ++i)
       if (!p.sliced[i])
         os << "    part[" << i << "] = P" << i << ".mine();\n";
-    os << "    std::vector<float> chunk(" << chunk << ");\n"
+    os << "    std::vector<float> buffers(" << buffers << ");\n"
        << "#pragma omp for schedule(static)\n"
        << "    for (int64_t b = 0; b < B; ++b) " << sym
-       << "_backward_row(a->in, a->saved, a->gout, a->gin, part, b, T, chunk.data());\n  }\n";
+       << "_backward_row(a->in, a->saved, a->gout, a->gin, part, b, T, buffers.data(), buffers.data() + "
+       << chunkFloats << ");\n  }\n";
     for (size_t i = 0; i < numIn; ++i)
       if (!p.sliced[i])
         os << "  P" << i << ".addTo(a->gin[" << i << "]);\n";
@@ -328,13 +454,13 @@ void ScanPrinter::printEntries(llvm::raw_ostream &os, int64_t forwardWork, int64
     return;
   }
   // CUDA: a thread per row b; its arrays in a slice of one scratch buffer:
-  // forward [work]; backward [partials, chunk, work] (partials then added
-  // to the gradients with one atomicAdd each).
+  // forward [work]; backward [partials, chunk, tape, work] (partials then
+  // added to the gradients with one atomicAdd each).
   int64_t partials = 0;
   for (auto [i, x] : llvm::enumerate(p.inputs))
     if (!p.sliced[i])
       partials += n(x);
-  const int64_t perRowBackward = partials + kScanChunk * p.stateFloats + backwardWork;
+  const int64_t perRowBackward = partials + buffers + backwardWork;
   os << "__global__ void " << sym << "_forward_kernel(mixk_dev dv) {\n"
      << "  const mixk_dev *a = &dv;\n"
      << "  MIXK_GRID_LOOP(b, a->dims[0]) " << sym << "_forward_row(a->in, a->out, a->saved, b, a->dims[1], "
@@ -351,7 +477,7 @@ void ScanPrinter::printEntries(llvm::raw_ostream &os, int64_t forwardWork, int64
       off += n(x);
     }
   os << "    " << sym << "_backward_row(a->in, a->saved, a->gout, a->gin, part, b, a->dims[1], row + " << off
-     << ", row + " << off + kScanChunk * p.stateFloats << ");\n";
+     << ", row + " << off + chunkFloats << ", row + " << off + buffers << ");\n";
   for (auto [i, x] : llvm::enumerate(p.inputs))
     if (!p.sliced[i])
       os << "    for (int64_t j = 0; j < " << n(x) << "; ++j) if (part[" << i << "][j] != 0.f) atomicAdd(&a->gin["
@@ -386,11 +512,12 @@ void ScanPrinter::print(llvm::raw_ostream &os) {
   for (auto [i, x] : llvm::enumerate(p.inputs))
     os << (i ? ", " : " ") << (p.sliced[i] ? "sliced" : "invariant") << " [" << n(x) << "]";
   os << "\n";
-  const int64_t stepWork = printStep(os);
+  const int64_t stepWork = printStep(os, false);
+  const int64_t tapeFloats = printStep(os, true);
   const int64_t adjointWork = printAdjoint(os);
   const int64_t forwardWork = printForwardRow(os, stepWork);
-  const int64_t backwardWork = printBackwardRow(os, std::max(stepWork, adjointWork));
-  printEntries(os, forwardWork, backwardWork);
+  const int64_t backwardWork = printBackwardRow(os, adjointWork, tapeFloats);
+  printEntries(os, forwardWork, backwardWork, tapeFloats);
 }
 } // namespace
 
