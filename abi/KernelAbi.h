@@ -23,7 +23,7 @@
 
 #include <stdint.h>
 
-#define MIXK_ABI_VERSION 4
+#define MIXK_ABI_VERSION 5
 
 /* int mixk_target(void): which memory the library's kernels work on. */
 #define MIXK_TARGET_CPU 0
@@ -35,12 +35,19 @@
  *   selective_scan   [D, N]              (s_t per channel)
  *   delta_rule       [V, K]              (S_t, o_t = S_t q_t)
  *   linear_attention [F, D] then [F]     (S_t = Σ φk vᵀ, then z_t = Σ φk)
+ *   scan             each declared state in order, [B, ...] each
+ * A scan applies an edit to the state step edit_pos[b] hands on (its output
+ * at that step is the unedited step's), as its reference loop does
+ * (runtime/core/Scan.h); the built-in recurrences' output at the step
+ * already reads the edited state.
  * Pointers are in the kernels' memory (host or device). */
 typedef struct mixk_state {
-  float *capture;           /* when set: every state, [B, T, S] */
-  const int64_t *edit_pos;  /* when set, [B]: after step edit_pos[b] (−1: none) */
-  const float *edit_value;  /*   row b's state becomes edit_value[b] ([B, S]) */
-  const int32_t *edit_add;  /*   or, where edit_add[b] != 0, state + edit_value[b] */
+  float *capture;             /* when set: every state, [B, T, S] */
+  const int64_t *edit_pos;    /* when set, [B]: after step edit_pos[b] (−1: none) */
+  const float *edit_value;    /*   row b's state becomes edit_value[b] ([B, S]) */
+  const int32_t *edit_add;    /*   or, where edit_add[b] != 0, state + edit_value[b] */
+  const int64_t *edit_range;  /*   when set, [B, 2]: only floats [first, first + count) of row b's
+                                   state are edited (one state of a scan); else all S */
 } mixk_state;
 
 typedef struct mixk_args {

@@ -3,6 +3,7 @@
 #include "runtime/core/NodeAttrs.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace mixc::rt {
 using graph::Node;
@@ -108,7 +109,7 @@ at::Tensor intervene(const at::Tensor &x, const Node &n, const Model::Interventi
 std::vector<at::Tensor> runWithStateEdits(const std::vector<const Node *> &edits, const Model::Interventions &iv,
                                           int64_t rows, int64_t T, int64_t stateSize,
                                           const at::TensorOptions &options, const RecurrenceRun &run,
-                                          const at::Tensor &capture) {
+                                          const at::Tensor &capture, const StateRange &rangeOf) {
   const int64_t docs = iv.docs;
   std::vector<std::pair<const Node *, int64_t>> active; // the edits of this block's cells, their first rows
   bool needsSource = false;
@@ -135,12 +136,19 @@ std::vector<at::Tensor> runWithStateEdits(const std::vector<const Node *> &edits
   // Per row: the step after which its state is edited, the value, add or replace.
   at::Tensor pos = at::full({rows}, -1, at::kLong), add = at::zeros({rows}, at::kInt);
   at::Tensor value = at::zeros({rows, stateSize}, at::kFloat);
+  at::Tensor range = rangeOf ? at::zeros({rows, 2}, at::kLong) : at::Tensor();
   at::Tensor docIds = at::arange(docs, at::kLong);
   for (const auto &[e, first] : active) {
     at::Tensor p = interventionPositions(*e, iv, T); // [docs]
     const std::string &kind = e->attrs.at("kind").s;
     at::Tensor cell = at::arange(first, first + docs, at::kLong);
     pos.index_put_({cell}, p);
+    int64_t from = 0, count = stateSize; // the floats this edit acts on
+    if (rangeOf) {
+      std::tie(from, count) = rangeOf(*e);
+      range.index_put_({cell, 0}, from);
+      range.index_put_({cell, 1}, count);
+    }
     if (kind == "patch") {
       value.index_put_({cell}, sourceStates.index({docIds, p}));
     } else if (kind == "mean") {
@@ -150,9 +158,11 @@ std::vector<at::Tensor> runWithStateEdits(const std::vector<const Node *> &edits
       add.index_put_({cell}, 1);
     } else if (kind == "add") {
       const std::vector<double> &v = e->attrs.at("vector").floats;
-      TORCH_CHECK(static_cast<int64_t>(v.size()) == stateSize, "state edit '", e->name, "' adds ", v.size(),
-                  " numbers to a state of ", stateSize);
-      value.index_put_({cell}, at::tensor(v, at::kDouble).to(at::kFloat).expand({docs, stateSize}));
+      TORCH_CHECK(static_cast<int64_t>(v.size()) == count, "state edit '", e->name, "' adds ", v.size(),
+                  " numbers to a state of ", count);
+      at::Tensor shift = at::zeros({stateSize}, at::kFloat);
+      shift.slice(0, from, from + count).copy_(at::tensor(v, at::kDouble).to(at::kFloat));
+      value.index_put_({cell}, shift.expand({docs, stateSize}));
       add.index_put_({cell}, 1);
     } // zero: value 0, replace
   }
@@ -161,6 +171,8 @@ std::vector<at::Tensor> runWithStateEdits(const std::vector<const Node *> &edits
   access.editPos = pos.to(options.device());
   access.editValue = value.to(options.device());
   access.editAdd = add.to(options.device());
+  if (range.defined())
+    access.editRange = range.to(options.device());
   return run(access, false);
 }
 

@@ -50,10 +50,15 @@ using RecurrenceRun = std::function<std::vector<at::Tensor>(const StateAccess &,
 /// floats a row (abi/StateLayout.h); the arrays are made with `options`
 /// (the recurrence's device). `capture`, when defined ([rows, T, S] f32),
 /// receives every state of the edited run.
+/// `rangeOf`, when set, gives the floats [first, first + count) of the row's
+/// state an edit acts on (one of a scan's states; StateAccess::editRange);
+/// otherwise an edit acts on all of it.
+using StateRange = std::function<std::pair<int64_t, int64_t>(const graph::Node &edit)>;
 std::vector<at::Tensor> runWithStateEdits(const std::vector<const graph::Node *> &edits,
                                           const Model::Interventions &iv, int64_t rows, int64_t T,
                                           int64_t stateSize, const at::TensorOptions &options,
-                                          const RecurrenceRun &run, const at::Tensor &capture = {});
+                                          const RecurrenceRun &run, const at::Tensor &capture = {},
+                                          const StateRange &rangeOf = {});
 
 } // namespace mixc::rt
 

@@ -106,6 +106,16 @@ const std::map<std::string, OpInfo> &opTable() {
 }
 
 /// Whether a scan's step holds intervention nodes (they need the batch layout).
+/// Whether no two of a scan's state edits share a cell (a row's kernel
+/// state access holds one edit; two in a cell run the reference loop).
+bool oneEditACell(const std::vector<const Node *> &edits) {
+  std::set<int64_t> cells;
+  for (const Node *e : edits)
+    if (!cells.insert(attrI(*e, "cell")).second)
+      return false;
+  return true;
+}
+
 bool scanIntervenes(const Node &scan) {
   return std::any_of(scan.body.begin(), scan.body.end(),
                      [](const Node &n) { return n.op == "patch" || n.op == "ablate"; });
@@ -366,6 +376,35 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       // LM head is the expensive one ([B, T, V]), so it sees one step per row.
       at::Tensor idx = options.readout->view({-1, 1, 1}).expand({-1, 1, args[0].size(-1)});
       args[0] = args[0].gather(1, idx);
+    }
+    if (s.node->op == "scan" && s.region && s.edits && !scanIntervenes(*s.node) && oneEditACell(*s.edits)) {
+      // The scan's kernels take the edits as a state access: the region
+      // keeps its fused form (each edit on its state's floats of the row).
+      TORCH_CHECK(options.interventions, "node '", s.node->name,
+                  "' has its state edited; run the model with `mixc intervene`");
+      size_t row = 0;
+      while (row + 1 < args.size() && !s.region->inputIsRow[row])
+        ++row;
+      const int64_t rows = args[row].size(0), T = args[row].size(1);
+      const ScanStates states = scanStates(*s.node);
+      RecurrenceRun run = [&](const StateAccess &access, bool sourceOnly) {
+        return runRegion(*s.region, sourceOnly ? sourceRows(args, s.region->inputIsRow, options.interventions->docs)
+                                               : args,
+                         access);
+      };
+      StateRange rangeOf = [&](const graph::Node &edit) {
+        auto it = states.range.find(edit.attrs.count("state") ? edit.attrs.at("state").s : "");
+        TORCH_CHECK(it != states.range.end(), "state edit '", edit.name, "' names no state of scan '",
+                    s.node->name, "'");
+        return it->second;
+      };
+      Outputs out = runWithStateEdits(*s.edits, *options.interventions, rows, T, states.floats,
+                                      args[row].options(), run, {}, rangeOf);
+      for (size_t r = 0; r < out.size(); ++r)
+        values[s.regionResults[r]] = std::move(out[r]);
+      if (options.observe)
+        options.observe(s.node->name, values[s.regionResults[0]]);
+      continue;
     }
     if (s.node->op == "scan" && (s.edits || scanIntervenes(*s.node))) {
       TORCH_CHECK(options.interventions, "node '", s.node->name,

@@ -76,6 +76,8 @@ struct StateAccess {
   at::Tensor editPos;   // when defined: [B] i64, the step after which row b's state is edited (−1: none)
   at::Tensor editValue; // [B, S] f32: the new state, or what is added to it
   at::Tensor editAdd;   // [B] i32: 1 adds editValue[b], 0 replaces the state by it
+  at::Tensor editRange; // optional [B, 2] i64: only floats [first, first + count) of row b's state
+                        // are edited (one state of a scan's); undefined: all S
 };
 
 /// The recurrences with a StateAccess, as sequential sweeps over T (linear

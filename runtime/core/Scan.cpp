@@ -3,6 +3,7 @@
 #include "runtime/core/Model.h"
 #include "runtime/core/Interventions.h"
 #include "runtime/core/NodeAttrs.h"
+#include "abi/StateLayout.h"
 
 #include <algorithm>
 #include <optional>
@@ -51,6 +52,20 @@ std::vector<std::string> stateNames(const graph::Node &scan) {
   return out;
 }
 
+} // namespace
+
+ScanStates scanStates(const graph::Node &scan) {
+  ScanStates out;
+  const std::vector<std::string> names = stateNames(scan);
+  for (size_t k = 0; k < names.size() && k < scan.bodyArgs.size(); ++k) {
+    const int64_t size = graph::scanStateLayout(scan.bodyArgs[k].shape).second;
+    out.range[names[k]] = {out.floats, size};
+    out.floats += size;
+  }
+  return out;
+}
+
+namespace {
 /// `state` [rows, ...] (a state, or a value of the step) with edit `a`
 /// applied to its cell's rows whose P is step t (every step for `all`).
 at::Tensor applyEdit(const ActiveEdit &a, const at::Tensor &state, int64_t t) {

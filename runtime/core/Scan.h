@@ -18,6 +18,7 @@
 #include <ATen/ATen.h>
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,15 @@ struct ScanEdits {
   const std::vector<const graph::Node *> *edits = nullptr;
   const Model::Interventions *iv = nullptr;
 };
+
+/// Where each of the scan's states lies in its kernels' row state (its
+/// states in order, abi/KernelAbi.h): by state name, the first float and
+/// the count; and the floats of all states.
+struct ScanStates {
+  std::map<std::string, std::pair<int64_t, int64_t>> range;
+  int64_t floats = 0;
+};
+ScanStates scanStates(const graph::Node &scan);
 
 /// The scan's emitted values over time, one [B, T, ...] tensor each. With
 /// `states`, also every step's states (after any edit), [B, T, ...] each.

@@ -342,25 +342,37 @@ int64_t ScanPrinter::printAdjoint(llvm::raw_ostream &os) {
   return locals.used;
 }
 
-/// One batch row's forward: checkpoints every kScanChunk steps, then the step.
+/// One batch row's forward: checkpoints every kScanChunk steps, then the
+/// step; with a state access (abi/KernelAbi.h) the state the step hands on
+/// is edited after step edit_pos[b], and captured.
 int64_t ScanPrinter::printForwardRow(llvm::raw_ostream &os, int64_t stepWork) {
   const std::string SF = str(p.stateFloats), K = str(kScanChunk);
   os << "MIXK_HD inline void " << sym << "_forward_row(const float *const *in, float *const *out, float *saved, "
-     << "int64_t b, int64_t T" << (cuda ? ", float *work" : "") << ") {\n";
+     << "int64_t b, int64_t T, const mixk_state st" << (cuda ? ", float *work" : "") << ") {\n";
   Locals locals = work();
-  os << locals.decl("st", p.stateFloats, true, ind) << locals.decl("nx", p.stateFloats, false, ind);
+  os << locals.decl("st_now", p.stateFloats, true, ind) << locals.decl("nx", p.stateFloats, false, ind);
   os << ind << "float *ck = saved + b * ((T + " << K << " - 1) / " << K << ") * " << SF << ";\n";
+  os << ind << "const int64_t edit_at = st.edit_pos ? st.edit_pos[b] : -1;\n";
   os << ind << "for (int64_t t = 0; t < T; ++t) {\n";
   os << ind << "  if (t % " << K << " == 0) for (int64_t j = 0; j < " << SF << "; ++j) ck[(t / " << K << ") * "
-     << SF << " + j] = st[j];\n";
+     << SF << " + j] = st_now[j];\n";
   std::string outs;
   for (size_t k = 0; k < p.next.size(); ++k)
     outs += ", nx + " + str(p.stateOffset[k]);
   for (auto [j, v] : llvm::enumerate(p.emitted))
     outs += ", out[" + str(j) + "] + (b * T + t) * " + str(n(v));
-  os << ind << "  " << sym << "_step(" << stepArgs("st") << outs << (cuda ? ", work + " + str(locals.used) : "")
+  os << ind << "  " << sym << "_step(" << stepArgs("st_now") << outs << (cuda ? ", work + " + str(locals.used) : "")
      << ");\n";
-  os << ind << "  for (int64_t j = 0; j < " << SF << "; ++j) st[j] = nx[j];\n";
+  os << ind << "  if (t == edit_at) {\n"
+     << ind << "    const int64_t first = st.edit_range ? st.edit_range[2 * b] : 0;\n"
+     << ind << "    const int64_t last = st.edit_range ? first + st.edit_range[2 * b + 1] : " << SF << ";\n"
+     << ind << "    const float *v = st.edit_value + b * " << SF << ";\n"
+     << ind << "    if (st.edit_add && st.edit_add[b]) for (int64_t j = first; j < last; ++j) nx[j] += v[j];\n"
+     << ind << "    else for (int64_t j = first; j < last; ++j) nx[j] = v[j];\n"
+     << ind << "  }\n";
+  os << ind << "  if (st.capture) for (int64_t j = 0; j < " << SF << "; ++j) st.capture[(b * T + t) * " << SF
+     << " + j] = nx[j];\n";
+  os << ind << "  for (int64_t j = 0; j < " << SF << "; ++j) st_now[j] = nx[j];\n";
   os << ind << "}\n}\n\n";
   return locals.used + stepWork;
 }
@@ -429,8 +441,9 @@ void ScanPrinter::printEntries(llvm::raw_ostream &os, int64_t forwardWork, int64
     os << "extern \"C\" void " << sym << "_forward(const mixk_args *a) {\n"
        << "  const int64_t B = a->dims[0], T = a->dims[1];\n"
        << "  const int th = a->threads > 0 ? a->threads : 1;\n"
+       << "  const mixk_state st = a->state ? *a->state : mixk_state{};\n"
        << "#pragma omp parallel for num_threads(th) schedule(static)\n"
-       << "  for (int64_t b = 0; b < B; ++b) " << sym << "_forward_row(a->in, a->out, a->saved, b, T);\n}\n\n";
+       << "  for (int64_t b = 0; b < B; ++b) " << sym << "_forward_row(a->in, a->out, a->saved, b, T, st);\n}\n\n";
     os << "extern \"C\" void " << sym << "_backward(const mixk_args *a) {\n"
        << "  const int64_t B = a->dims[0], T = a->dims[1];\n"
        << "  const int th = a->threads > 0 ? a->threads : 1;\n";
@@ -461,9 +474,11 @@ void ScanPrinter::printEntries(llvm::raw_ostream &os, int64_t forwardWork, int64
     if (!p.sliced[i])
       partials += n(x);
   const int64_t perRowBackward = partials + buffers + backwardWork;
-  os << "__global__ void " << sym << "_forward_kernel(mixk_dev dv) {\n"
+  // The state access travels by value (its pointers are device memory;
+  // dv.state points to host memory).
+  os << "__global__ void " << sym << "_forward_kernel(mixk_dev dv, mixk_state st) {\n"
      << "  const mixk_dev *a = &dv;\n"
-     << "  MIXK_GRID_LOOP(b, a->dims[0]) " << sym << "_forward_row(a->in, a->out, a->saved, b, a->dims[1], "
+     << "  MIXK_GRID_LOOP(b, a->dims[0]) " << sym << "_forward_row(a->in, a->out, a->saved, b, a->dims[1], st, "
      << "a->scratch + b * " << forwardWork << ");\n}\n\n";
   os << "__global__ void " << sym << "_backward_kernel(mixk_dev dv) {\n"
      << "  const mixk_dev *a = &dv;\n"
@@ -501,7 +516,8 @@ void ScanPrinter::printEntries(llvm::raw_ostream &os, int64_t forwardWork, int64
     if (backward) // the partials start at zero
       os << "  cudaMemsetAsync(dv.scratch, 0, B * " << perRow << " * sizeof(float), stream);\n";
     os << "  MIXK_LAUNCH(" << sym << (backward ? "_backward_kernel" : "_forward_kernel")
-       << ", mixk::blocksFor(B), mixk::kThreads, stream)(dv);\n"
+       << ", mixk::blocksFor(B), mixk::kThreads, stream)(dv"
+       << (backward ? "" : ", args->state ? *args->state : mixk_state{}") << ");\n"
        << "  cudaFreeAsync(dv.scratch, stream);\n}\n\n";
   }
 }
