@@ -2,6 +2,7 @@
 #include "experiments/Sweep.h"
 #include "support/Format.h"
 #include "experiments/Csv.h"
+#include "experiments/Slurm.h"
 #include "support/FileLock.h"
 #include "support/Process.h"
 
@@ -13,7 +14,9 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -46,6 +49,8 @@ struct Spec {
   toml::table fixed; // path → value, applied to every cell
   std::vector<std::string> scripts;
   int64_t interveneSize = 320;
+  std::vector<std::pair<std::string, std::string>> slurm; // #SBATCH --key=value, in order
+  std::vector<std::string> slurmExtra;                    // #SBATCH lines as written
 };
 
 struct Cell {
@@ -174,6 +179,43 @@ fs::path resolveNear(const fs::path &p, const std::vector<fs::path> &dirs) {
   return p;
 }
 
+const std::set<std::string> kSlurmKeys = {"partition", "time", "cpus_per_task", "mem", "gres",
+                                          "account", "qos", "extra"};
+
+/// One #SBATCH setting ("cpus_per_task" is written --cpus-per-task).
+void setSlurm(Spec &s, const std::string &key, const std::string &value) {
+  std::string flag = key;
+  for (char &c : flag)
+    c = c == '_' ? '-' : c;
+  for (auto &[k, v] : s.slurm)
+    if (k == flag) {
+      v = value;
+      return;
+    }
+  s.slurm.push_back({flag, value});
+}
+
+void readSlurm(const fs::path &file, const toml::table &t, Spec &s) {
+  onlyKeys(file, t, "slurm", kSlurmKeys);
+  for (const auto &[k, v] : t) {
+    const std::string key(k.str());
+    if (key == "extra") {
+      const toml::array *lines = v.as_array();
+      if (!lines)
+        fail(file, v, "slurm.extra is a list of #SBATCH lines, e.g. [\"--constraint=avx2\"]");
+      for (const toml::node &line : *lines) {
+        if (!line.is_string())
+          fail(file, line, "slurm.extra holds strings (#SBATCH lines without the #SBATCH)");
+        s.slurmExtra.push_back(*line.value<std::string>());
+      }
+      continue;
+    }
+    if (!v.is_string() && !v.is_integer())
+      fail(file, v, "slurm." + key + " is a string or an integer, e.g. time = \"02:00:00\"");
+    setSlurm(s, key, display(v));
+  }
+}
+
 Spec readSpec(const SweepOptions &o) {
   Spec s;
   s.file = o.file;
@@ -185,9 +227,9 @@ Spec readSpec(const SweepOptions &o) {
     throw SweepError{where(s.file, e.source()) + ": error: " + std::string(e.description())};
   }
   for (const auto &[k, v] : root)
-    if (k != "sweep" && k != "grid" && k != "scale" && k != "interventions")
+    if (k != "sweep" && k != "grid" && k != "scale" && k != "interventions" && k != "slurm")
       throw SweepError{where(s.file, k.source()) + ": error: unknown section [" +
-                       std::string(k.str()) + "]; valid sections: sweep, grid, scale, interventions"};
+                       std::string(k.str()) + "]; valid sections: sweep, grid, scale, interventions, slurm"};
   const toml::table &sweep = tableAt(s.file, root, "sweep");
   onlyKeys(s.file, sweep, "sweep", {"name", "title", "description", "base", "out", "jobs"});
   s.name = sweep["name"].value_or(s.file.stem().string());
@@ -235,6 +277,13 @@ Spec readSpec(const SweepOptions &o) {
     if (!size->is_integer() || size->as_integer()->get() < 1)
       fail(s.file, *size, "interventions.size is a number of test documents: a positive integer");
     s.interveneSize = size->as_integer()->get();
+  }
+  readSlurm(s.file, tableAt(s.file, root, "slurm"), s);
+  for (const auto &[key, value] : o.slurm) { // --slurm key=value wins over the file
+    if (!kSlurmKeys.count(key) || key == "extra")
+      throw SweepError{"--slurm " + key + "=" + value + ": unknown setting; valid: partition, time, "
+                       "cpus_per_task, mem, gres, account, qos"};
+    setSlurm(s, key, value);
   }
   return s;
 }
@@ -497,6 +546,78 @@ std::string errorLine(const fs::path &log) {
   return last;
 }
 
+/// Changes the sweep's tables as one writer (module comment in Sweep.h):
+/// reads both under OUT/.tables.lock, lets `change` edit them, writes both.
+support::Status updateTables(const fs::path &out, const std::function<void(Table &, Table &)> &change) {
+  fs::create_directories(out);
+  std::string error;
+  auto lock = support::WaitLock::acquire((out / ".tables.lock").string(), error);
+  if (!lock)
+    return support::Status::failed(error);
+  Table results = readCsv((out / "results.csv").string()), attrib = readCsv((out / "attrib.csv").string());
+  change(results, attrib);
+  writeFileAtomically((out / "attrib.csv").string(), attrib.text());
+  writeFileAtomically((out / "results.csv").string(), results.text());
+  return support::Status::ok();
+}
+
+/// `table` without the rows of `cell` (a failed attempt, before its rerun).
+void dropCell(Table &table, const std::string &cell) {
+  std::vector<std::map<std::string, std::string>> kept;
+  for (auto &r : table.rows)
+    if (!r.count("cell") || r.at("cell") != cell)
+      kept.push_back(std::move(r));
+  table.rows = std::move(kept);
+}
+
+/// The job ids of the sweep's SLURM submissions and the cells of each, by
+/// "<job>_<task>" (OUT/slurm/jobs.txt and the scripts it names).
+std::map<std::string, std::string> submittedTasks(const fs::path &out, std::vector<std::string> &jobIds) {
+  std::map<std::string, std::string> cellOf;
+  std::ifstream jobs(out / "slurm" / "jobs.txt");
+  std::string id, script;
+  while (jobs >> id >> script) {
+    jobIds.push_back(id);
+    std::ifstream in(script);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::vector<std::string> cells = cellsOfScript(text.str());
+    for (size_t i = 0; i < cells.size(); ++i)
+      cellOf[id + "_" + std::to_string(i)] = cells[i];
+  }
+  return cellOf;
+}
+
+/// Each cell's state from the tables, the run folders and SLURM's queue:
+/// finished, failed, queued/running (a submitted array task squeue lists),
+/// running (its run folder is locked by a `mixc train`), interrupted (a
+/// checkpoint, no result: it resumes), or to run.
+std::map<std::string, std::string> cellStates(const fs::path &out, const std::vector<Cell> &cells,
+                                              const std::map<std::string, std::string> &status, std::string &note) {
+  std::vector<std::string> jobIds;
+  std::map<std::string, std::string> cellOf = submittedTasks(out, jobIds);
+  std::map<std::string, std::string> queued; // cell -> squeue state
+  for (const auto &[task, state] : slurmQueue(jobIds, note))
+    if (auto it = cellOf.find(task); it != cellOf.end())
+      queued[it->second] = state;
+  std::map<std::string, std::string> states;
+  for (const Cell &c : cells) {
+    std::string state;
+    if (auto it = status.find(c.name); it != status.end())
+      state = it->second == "ok" ? "finished" : "failed";
+    else if (auto q = queued.find(c.name); q != queued.end())
+      state = q->second == "RUNNING" ? "running" : q->second == "PENDING" ? "queued" : "slurm:" + q->second;
+    else if (fs::exists(out / c.name / "metrics.csv")) {
+      std::string busy;
+      auto lock = support::FolderLock::acquire((out / c.name).string(), busy);
+      state = lock ? (fs::exists(out / c.name / "checkpoint.pt") ? "interrupted" : "to-run") : "running";
+    } else
+      state = "to-run";
+    states[c.name] = state;
+  }
+  return states;
+}
+
 } // namespace
 
 support::Status runSweep(const SweepOptions &o, const support::Console &io) {
@@ -510,7 +631,7 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
   } catch (const SweepError &e) {
     return Status::failed(e.message);
   }
-  const fs::path resultsPath = s.out / "results.csv", attribPath = s.out / "attrib.csv";
+  const fs::path resultsPath = s.out / "results.csv";
 
   // What the report needs to know about the sweep.
   toml::table meta;
@@ -525,29 +646,65 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
   std::ostringstream metaText;
   metaText << meta << "\n";
 
-  Table results = readCsv(resultsPath.string()), attrib = readCsv(attribPath.string());
+  if (o.engine != "local" && o.engine != "slurm")
+    return Status::failed("--engine is local or slurm, got '" + o.engine + "'");
+  const Table results = readCsv(resultsPath.string()); // read again under the lock before a change
   std::map<std::string, std::string> status; // cell → ok | failed
   for (const auto &r : results.rows)
     status[r.at("cell")] = r.count("status") ? r.at("status") : "ok";
-  if (o.retryFailed) { // forget failed cells (their rows go)
-    Table kept;
-    kept.columns = results.columns;
-    for (const auto &r : results.rows)
-      if (status[r.at("cell")] != "failed")
-        kept.rows.push_back(r);
-    results = kept;
-    for (auto it = status.begin(); it != status.end();)
-      it = it->second == "failed" ? status.erase(it) : std::next(it);
+
+  if (o.status) {
+    std::string note;
+    std::map<std::string, std::string> states = cellStates(s.out, cells, status, note);
+    std::map<std::string, size_t> count;
+    for (const Cell &c : cells) {
+      const std::string &state = states[c.name];
+      ++count[state];
+      std::string detail;
+      if (state == "failed")
+        for (const auto &r : results.rows)
+          if (r.at("cell") == c.name && r.count("error"))
+            detail = "  " + r.at("error");
+      io.out << format("%-12s %s%s\n", state.c_str(), c.name.c_str(), detail.c_str());
+    }
+    std::string summary;
+    for (const auto &[state, n] : count)
+      summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + state;
+    io.out << format("sweep %s: %zu cells: %s\n", s.name.c_str(), cells.size(), summary.c_str());
+    if (!note.empty())
+      io.out << "note: " << note << "\n";
+    return Status::ok();
   }
 
+  // The cells to run: unfinished ones; with --retry-failed, or when
+  // resubmitting to SLURM, failed ones too (their rows go first).
+  const bool rerunFailed = o.retryFailed || o.engine == "slurm";
   std::vector<size_t> todo;
   for (size_t i = 0; i < cells.size(); ++i)
-    if (!status.count(cells[i].name))
+    if (!status.count(cells[i].name) || (rerunFailed && status[cells[i].name] == "failed"))
       todo.push_back(i);
-  io.out << format("sweep %s%s: %zu cells (%zu finished before, %zu to run) in %s\n", s.name.c_str(),
-                   s.scale.empty() ? "" : (" (scale " + s.scale + ")").c_str(), cells.size(),
-                   cells.size() - todo.size(), todo.size(), s.out.string().c_str());
-  if (o.dryRun) {
+  if (!o.cell.empty()) { // one cell: a SLURM array task, or a user's
+    auto it = std::find_if(cells.begin(), cells.end(), [&](const Cell &c) { return c.name == o.cell; });
+    if (it == cells.end())
+      return Status::failed("--cell " + o.cell + ": the sweep " + s.name + " has no such cell (" +
+                            std::to_string(cells.size()) + " cells; `mixc sweep " + o.file +
+                            " --status` lists them)");
+    const size_t i = static_cast<size_t>(it - cells.begin());
+    if (status.count(o.cell) && status[o.cell] == "ok") {
+      io.out << "cell " << o.cell << " has finished already (its rows are in " << resultsPath.string() << ")\n";
+      return Status::ok();
+    }
+    todo = {i};
+  }
+  if (o.cell.empty())
+    io.out << format("sweep %s%s: %zu cells (%zu finished before, %zu to run) in %s\n", s.name.c_str(),
+                     s.scale.empty() ? "" : (" (scale " + s.scale + ")").c_str(), cells.size(),
+                     cells.size() - todo.size(), todo.size(), s.out.string().c_str());
+  else
+    io.out << format("sweep %s%s: cell %s in %s\n", s.name.c_str(),
+                     s.scale.empty() ? "" : (" (scale " + s.scale + ")").c_str(), o.cell.c_str(),
+                     s.out.string().c_str());
+  if (o.dryRun && o.engine == "local") {
     for (const Cell &c : cells)
       io.out << format("%-9s %s\n", status.count(c.name) ? status[c.name].c_str() : "todo", c.name.c_str());
     if (!cells.empty())
@@ -556,13 +713,92 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
     printEstimate(s, cells, status, o, io.out);
     return Status::ok();
   }
+  if (o.engine == "slurm" && o.cell.empty()) {
+    // Cells already queued or running under an earlier submission are not
+    // submitted again.
+    std::string note;
+    std::map<std::string, std::string> states = cellStates(s.out, cells, status, note);
+    std::vector<size_t> submit;
+    for (size_t i : todo)
+      if (states[cells[i].name] != "queued" && states[cells[i].name] != "running")
+        submit.push_back(i);
+    SlurmJob job;
+    job.name = s.name;
+    for (size_t i : submit)
+      job.cells.push_back(cells[i].name);
+    const fs::path out = fs::absolute(s.out).lexically_normal();
+    job.command = {o.self, "sweep", fs::absolute(o.file).lexically_normal().string()};
+    if (!o.scale.empty())
+      job.command.insert(job.command.end(), {"--scale", o.scale});
+    job.command.insert(job.command.end(), {"--out", out.string(), "--backend=" + o.backend});
+    job.workDir = fs::current_path().string();
+    job.logDir = (out / "slurm").string();
+    job.settings = s.slurm;
+    bool cpus = false;
+    for (const auto &[k, v] : s.slurm)
+      cpus |= k == "cpus-per-task";
+    if (!cpus) // a cell trains on one thread unless its config says otherwise
+      job.settings.push_back({"cpus-per-task", "1"});
+    job.extra = s.slurmExtra;
+    if (submit.empty()) {
+      io.out << "nothing to submit: every cell has finished or is queued (mixc sweep " << o.file << " --status)\n";
+      return Status::ok();
+    }
+    const std::string script = slurmScript(job);
+    if (o.dryRun) {
+      io.out << "--- the batch script (not submitted: --dry-run) ---\n" << script;
+      return Status::ok();
+    }
+    if (Status st = slurmAvailable(); !st.isOk()) // before anything is written
+      return st;
+    fs::create_directories(out / "slurm");
+    writeFileAtomically((out / "sweep-meta.toml").string(), metaText.str());
+    if (Status st = updateTables(out, [&](Table &r, Table &a) {
+          for (size_t i : submit)
+            if (status.count(cells[i].name)) { // a failed attempt: its rows go
+              dropCell(r, cells[i].name);
+              dropCell(a, cells[i].name);
+            }
+        });
+        !st.isOk())
+      return st;
+    size_t number = 1;
+    while (fs::exists(out / "slurm" / ("submit-" + std::to_string(number) + ".sh")))
+      ++number;
+    const fs::path path = out / "slurm" / ("submit-" + std::to_string(number) + ".sh");
+    writeFileAtomically(path.string(), script);
+    std::string jobId;
+    if (Status st = submitSlurm(path.string(), jobId); !st.isOk())
+      return st;
+    std::ofstream(out / "slurm" / "jobs.txt", std::ios::app) << jobId << " " << path.string() << "\n";
+    std::string again = "mixc sweep " + o.file + (o.scale.empty() ? "" : " --scale " + o.scale) +
+                        (o.outDir.empty() ? "" : " --out " + o.outDir);
+    io.out << format("submitted job %s: %zu cells as array tasks 0-%zu (%s); logs in %s; "
+                     "progress: %s --status\n",
+                     jobId.c_str(), submit.size(), submit.size() - 1, path.string().c_str(),
+                     job.logDir.c_str(), again.c_str());
+    return Status::ok();
+  }
+
   fs::create_directories(s.out); // not before: --dry-run creates nothing
-  // One sweep per folder: two would run the same cells and race on the tables.
+  // One sweep per folder: two would run the same cells. A --cell task (many
+  // at once, on several machines) instead relies on its run folder's lock
+  // (held by its `mixc train`) and the tables' lock.
   std::string lockError;
-  std::unique_ptr<support::FolderLock> lock = support::FolderLock::acquire(s.out.string(), lockError);
-  if (!lock)
+  std::unique_ptr<support::FolderLock> lock;
+  if (o.cell.empty() && !(lock = support::FolderLock::acquire(s.out.string(), lockError)))
     return Status::failed(lockError);
   writeFileAtomically((s.out / "sweep-meta.toml").string(), metaText.str());
+  if (o.retryFailed || !o.cell.empty())
+    if (Status st = updateTables(s.out, [&](Table &r, Table &a) {
+          for (size_t i : todo)
+            if (status.count(cells[i].name)) { // failed before: its rows go
+              dropCell(r, cells[i].name);
+              dropCell(a, cells[i].name);
+            }
+        });
+        !st.isOk())
+      return st;
 
   int64_t jobs = jobsOf(o, s);
   gStop = 0;
@@ -611,6 +847,7 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
     const Cell &c = cells[i];
     fs::path dir = s.out / c.name;
     std::map<std::string, std::string> row = {{"cell", c.name}};
+    std::vector<std::map<std::string, std::string>> attribRows;
     for (const auto &[k, v] : c.coords)
       row[k] = v;
     Table metrics = readCsv((dir / "metrics.csv").string());
@@ -638,10 +875,9 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
           for (const auto &[k, v] : r)
             if (k != "cell")
               out[k == "label" ? "intervention" : k] = v;
-          attrib.add(out);
+          attribRows.push_back(out);
         }
       }
-      writeFileAtomically(attribPath.string(), attrib.text());
     } else {
       row["status"] = "failed";
       row["error"] = errorLine(dir / "log.txt");
@@ -649,8 +885,17 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
     char wall[32];
     std::snprintf(wall, sizeof wall, "%.1f", seconds);
     row["wall_s"] = wall;
-    results.add(row);
-    writeFileAtomically(resultsPath.string(), results.text());
+    Status written = updateTables(s.out, [&](Table &r, Table &a) {
+      dropCell(r, c.name);
+      dropCell(a, c.name);
+      for (const auto &x : attribRows)
+        a.add(x);
+      r.add(row);
+    });
+    if (!written.isOk()) {
+      row["status"] = "failed";
+      row["error"] = written.message();
+    }
     return row;
   };
 

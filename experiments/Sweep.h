@@ -11,6 +11,14 @@
 //   [grid]    "path" = [values…] (an axis) or a single value (fixed)
 //   [scale.NAME]   the same, replacing [grid] entries under --scale NAME
 //   [interventions] scripts = ["x.rw", …], size = 320
+//   [slurm]   partition, time, cpus_per_task, mem, gres, account, qos, extra = ["…"]
+//             (#SBATCH settings for --engine=slurm)
+//
+// Every process that finishes a cell (this one, or a `--cell` task on
+// another machine) adds its rows to OUT/results.csv and OUT/attrib.csv under
+// an flock on OUT/.tables.lock, and rewrites them by an atomic rename: rows
+// of tasks that finish at once are all kept, and a reader (`mixc report`)
+// sees whole tables at any moment.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MIXC_RUNTIME_EXPERIMENTS_SWEEP_H
@@ -20,6 +28,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mixc::experiments {
 
@@ -31,6 +41,10 @@ struct SweepOptions {
   std::string backend = "auto"; // passed to every cell's `mixc train --backend`
   bool dryRun = false;     // list the cells, their configs and the estimated CPU time
   bool retryFailed = false;
+  std::string engine = "local"; // local: child processes here; slurm: a job array (experiments/Slurm.h)
+  std::string cell;        // run this one cell only (what a SLURM array task does)
+  bool status = false;     // print each cell's state (finished, running, queued, failed, to run)
+  std::vector<std::pair<std::string, std::string>> slurm; // --slurm key=value, over the file's [slurm]
   std::string self;        // the mixc executable the cells run
   std::string projectRoot; // where stdlib/ lives
 };

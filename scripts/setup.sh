@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev nlohmann-json3-dev libtomlplusplus-dev
   clang-16 libclang-rt-16-dev
   python3-dev python3-torch pybind11-dev python3-pytest
+  slurm-wlm munge
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

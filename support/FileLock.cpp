@@ -42,4 +42,23 @@ std::unique_ptr<FolderLock> FolderLock::acquire(const std::string &folder, std::
 
 FolderLock::~FolderLock() { ::close(fd_); }
 
+std::unique_ptr<WaitLock> WaitLock::acquire(const std::string &file, std::string &error) {
+  int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    error = "cannot open " + file + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  int rc;
+  while ((rc = ::flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+  }
+  if (rc != 0) {
+    error = "cannot lock " + file + ": " + std::strerror(errno);
+    ::close(fd);
+    return nullptr;
+  }
+  return std::unique_ptr<WaitLock>(new WaitLock(fd));
+}
+
+WaitLock::~WaitLock() { ::close(fd_); }
+
 } // namespace mixc::support

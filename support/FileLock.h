@@ -28,6 +28,21 @@ private:
   int fd_;
 };
 
+/// An exclusive flock on `file` held for a short critical section (a
+/// sweep's tables, read, changed and rewritten by several processes,
+/// possibly on several machines sharing the folder): waits for the holder.
+class WaitLock {
+public:
+  static std::unique_ptr<WaitLock> acquire(const std::string &file, std::string &error);
+  ~WaitLock();
+  WaitLock(const WaitLock &) = delete;
+  WaitLock &operator=(const WaitLock &) = delete;
+
+private:
+  explicit WaitLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
 } // namespace mixc::support
 
 #endif

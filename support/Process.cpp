@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -134,6 +135,24 @@ std::vector<std::string> splitWords(const std::string &command) {
   for (std::string w; in >> w;)
     words.push_back(w);
   return words;
+}
+
+std::string findProgram(const std::string &name) {
+  if (name.find('/') != std::string::npos)
+    return ::access(name.c_str(), X_OK) == 0 ? name : "";
+  const char *path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t colon = dirs.find(':', start);
+    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+    if (colon == std::string::npos)
+      break;
+    start = colon + 1;
+  }
+  return "";
 }
 
 } // namespace mixc::support

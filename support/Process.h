@@ -24,6 +24,10 @@ int runToFile(const std::vector<std::string> &argv, const std::string &logFile,
 /// as runToFile; stdout into `out`, stderr into `err`.
 int runCapture(const std::vector<std::string> &argv, std::string &out, std::string &err);
 
+/// The path of program `name` on PATH (or `name` itself when it holds a
+/// '/'); "" when there is none.
+std::string findProgram(const std::string &name);
+
 /// Splits a command given in an environment variable ("ccache g++") into
 /// words at blanks. Quotes are not interpreted: such a variable names a
 /// program and fixed flags, and is never handed to a shell.

@@ -10,6 +10,7 @@
 //   mixc align RUN_DIR|CHECKPOINT SCRIPT.rw [--steps N] [--lr X] [--batch N] [--train-docs N]
 //   mixc compile FILE.mix --rewrite SCRIPT.rw --emit=mlir   (the rewritten IR)
 //   mixc sweep SWEEP.toml [--scale NAME] [--jobs N] [--out DIR] [--dry-run] [--retry-failed]
+//              [--engine local|slurm] [--cell NAME] [--status] [--slurm KEY=VALUE]
 //   mixc report SWEEP_DIR... [-o report.md] [--title T]
 //
 // Exit status: 0 success, 1 an error in the input (printed with its
@@ -125,8 +126,18 @@ options:
                      ("timing: ..."), write no run folder (sweep --dry-run uses it)
   --scale NAME       sweep: use the file's [scale.NAME] preset (e.g. small)
   --jobs N           sweep: runs at once (default: [sweep] jobs, else the cores)
-  --dry-run          sweep: list the cells and the first cell's config
+  --dry-run          sweep: list the cells and the first cell's config (with
+                     --engine=slurm: print the batch script, submit nothing)
   --retry-failed     sweep: run failed cells again
+  --engine E         sweep: local (child processes here, the default) or slurm
+                     (submit the unfinished and failed cells as one SLURM job
+                     array with sbatch; again later: only what has not finished)
+  --cell NAME        sweep: run that one cell (what each SLURM array task runs)
+  --status           sweep: each cell's state (finished, running, queued,
+                     interrupted, failed, to-run), from the folder and squeue
+  --slurm KEY=VALUE  sweep --engine=slurm: an #SBATCH setting over the file's
+                     [slurm] table (partition, time, cpus_per_task, mem, gres,
+                     account, qos)
   --title T          report: the report's title
 )";
 
@@ -156,6 +167,9 @@ struct Options {
   std::string format = "safetensors"; // export --format
   int64_t jobs = 0;
   bool dryRun = false, retryFailed = false;
+  std::string engine = "local", cell; // sweep
+  bool status = false;
+  std::vector<std::pair<std::string, std::string>> slurm; // sweep --slurm key=value
 };
 
 /// The one place a library Status becomes a message and an exit code:
@@ -203,7 +217,8 @@ const std::map<std::string, std::set<std::string>> &optionsOf() {
       {"intervene", {"--out", "--size", "--save", "--backend"}},
       {"attribute", {"--out", "--size", "--check", "--check-top", "--backend"}},
       {"align", {"--out", "--size", "--backend", "--steps", "--lr", "--batch", "--train-docs", "--quiet"}},
-      {"sweep", {"--scale", "--out", "--jobs", "--backend", "--dry-run", "--retry-failed"}},
+      {"sweep", {"--scale", "--out", "--jobs", "--backend", "--dry-run", "--retry-failed", "--engine", "--cell",
+                 "--status", "--slurm"}},
       {"report", {"-o", "--title"}},
       {"eval", {"--size"}},
       {"export", {"-o", "--format"}},
@@ -348,6 +363,24 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.dryRun = true;
     } else if (a == "--retry-failed") {
       o.retryFailed = true;
+    } else if (is("--engine")) {
+      o.engine = value("--engine");
+      if (problem.empty() && o.engine != "local" && o.engine != "slurm") {
+        problem = "--engine must be local or slurm, got '" + o.engine + "'";
+        return false;
+      }
+    } else if (is("--cell")) {
+      o.cell = value("--cell");
+    } else if (a == "--status") {
+      o.status = true;
+    } else if (is("--slurm")) {
+      std::string kv = value("--slurm");
+      size_t eq = kv.find('=');
+      if (problem.empty() && (eq == std::string::npos || eq == 0)) {
+        problem = "--slurm expects key=value (e.g. partition=gpu, time=02:00:00), got '" + kv + "'";
+        return false;
+      }
+      o.slurm.push_back({kv.substr(0, eq), kv.substr(eq + 1)});
     } else if (is("--save")) {
       o.save = value("--save");
     } else if (is("--init-from")) {
@@ -737,6 +770,10 @@ int cmdSweep(const Options &o) {
   s.backend = o.backend;
   s.dryRun = o.dryRun;
   s.retryFailed = o.retryFailed;
+  s.engine = o.engine;
+  s.cell = o.cell;
+  s.status = o.status;
+  s.slurm = o.slurm;
   std::error_code ec;
   s.self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   s.projectRoot = MIXC_SOURCE_ROOT;
