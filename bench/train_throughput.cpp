@@ -9,8 +9,13 @@
 // with the long conv and the S4D kernel in their plain tensor-op forms
 // (rt::setPlainReferences): what H3 and Hyena ran before their sweeps.
 // Prints, per architecture and width, milliseconds per step, tokens/s and
-// the implied time for one epoch of the paper's AR (3126 steps), and the
-// ratio of tokens/s to the first back end listed.
+// the implied time for one epoch of the paper's AR (3126 steps), the ratio
+// of tokens/s to the first back end listed, and the roofline: the step's
+// floating-point work (3 forwards, counted from the graph by abi/Flops.h),
+// the GFLOP/s it reaches, and that as a share of this machine's FMA peak on
+// the threads used (bench/Peak.h, measured first in the same process).
+#include "Peak.h"
+#include "abi/Flops.h"
 #include "dsl/Frontend.h"
 #include "runtime/train/FusedAdamW.h"
 #include "mix/Compiler.h"
@@ -104,8 +109,12 @@ int main(int argc, char **argv) {
       std::cerr << "--backend takes reference, libtorch, generated (comma-separated) or both\n";
       return 2;
     }
-  std::printf("%-10s %5s %10s %-9s %8s %8s %8s %10s %9s %7s %s\n", "model", "d", "params", "backend",
-              "fwd ms", "bwd ms", "opt ms", "tokens/s", "AR epoch", "ratio", "regions");
+  const double peak = mixc::bench::fmaPeakGflops(threads);
+  std::printf("# FMA peak on %d thread(s): %.1f GFLOP/s (bench/Peak.h); GFLOP = 3 x the forward's work\n",
+              threads, peak);
+  std::printf("%-10s %5s %10s %-9s %8s %8s %8s %10s %9s %7s %7s %8s %6s %s\n", "model", "d", "params", "backend",
+              "fwd ms", "bwd ms", "opt ms", "tokens/s", "AR epoch", "ratio", "GFLOP", "GFLOP/s", "%peak",
+              "regions");
   for (const std::string &d : dims)
     for (const std::string &m : models) {
       mixc::dsl::Frontend fe({MIXC_SOURCE_ROOT});
@@ -117,6 +126,8 @@ int main(int argc, char **argv) {
       if (!program || !mix::compileProgram(*program, fe.sources(), mix::Stage::Lowered, result, std::cerr))
         return 1;
       int64_t V = std::stoll(vocab);
+      // The step's work: the trainer reads the LM head at one position a row.
+      const double stepGflop = 3 * mixc::graph::forwardFlops(result.graph, batch, seq, batch).total / 1e9;
       at::Tensor tokens = at::randint(3, V - 1, {batch, seq}, at::kLong);
       at::Tensor target = at::randint(3, V - 1, {batch}, at::kLong);
       double base = 0;
@@ -152,10 +163,11 @@ int main(int argc, char **argv) {
         char ratio[16] = "";
         if (b != backends.front())
           std::snprintf(ratio, sizeof ratio, "%.2fx", tps / base);
-        std::printf("%-10s %5s %10lld %-9s %8.2f %8.2f %8.2f %10.0f %8.0fs %7s %d/%zu\n", m.c_str(),
-                    d.c_str(), (long long)mixc::graph::parameterCount(result.graph), b.c_str(),
-                    1e3 * t.fwd, 1e3 * t.bwd, 1e3 * t.upd, tps, 3126 * t.perStep(), ratio, generated,
-                    model->regionStatus().size());
+        const double gflops = stepGflop / t.perStep();
+        std::printf("%-10s %5s %10lld %-9s %8.2f %8.2f %8.2f %10.0f %8.0fs %7s %7.3f %8.2f %5.1f%% %d/%zu\n",
+                    m.c_str(), d.c_str(), (long long)mixc::graph::parameterCount(result.graph), b.c_str(),
+                    1e3 * t.fwd, 1e3 * t.bwd, 1e3 * t.upd, tps, 3126 * t.perStep(), ratio, stepGflop, gflops,
+                    100 * gflops / peak, generated, model->regionStatus().size());
         std::fflush(stdout);
       }
     }

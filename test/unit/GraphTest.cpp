@@ -1,4 +1,5 @@
 // Runtime graph: JSON round trip and validation of malformed files.
+#include "abi/Flops.h"
 #include "abi/Graph.h"
 
 #include <gtest/gtest.h>
@@ -110,4 +111,51 @@ TEST(Graph, ModelIdentityIgnoresWhatTheCompilerDerived) {
   Graph d = a;
   d.nodes.back().op = d.nodes.back().op == "add" ? "mul" : "add";
   EXPECT_NE(modelIdentity(base), modelIdentity(toJson(d)));
+}
+
+// The FLOP counter (abi/Flops.h) on a small graph counted by hand at
+// B = 2, T = 5: every kind of term (a matmul with bias, an activation, a
+// causal conv, a DSL scan's step T times, the LM head in full and read out).
+TEST(Flops, ASmallGraphCountedByHand) {
+  Graph g;
+  g.inputs.push_back({"tokens", {kDynamic, kDynamic}, "i64"});
+  g.params = {{"wte", {10, 4}, "zeros", true},  {"w", {4, 6}, "zeros", true},   {"b", {6}, "zeros", true},
+              {"cw", {6, 3}, "zeros", true},   {"head", {10, 6}, "zeros", true}};
+  auto node = [](std::string name, std::string op, std::vector<std::string> in, std::vector<int64_t> shape) {
+    Node n;
+    n.name = std::move(name);
+    n.op = std::move(op);
+    n.inputs = std::move(in);
+    n.shapes = {std::move(shape)};
+    return n;
+  };
+  const int64_t D = kDynamic;
+  Node scan = node("scan", "scan", {"conv"}, {D, D, 1});
+  scan.bodyArgs = {{"S", {D, 6}, "f32"}, {"conv[t]", {D, 6}, "f32"}};
+  scan.body = {node("scan.m", "mul", {"conv[t]", "S"}, {D, 6}), node("scan.n", "add", {"S", "scan.m"}, {D, 6}),
+               node("scan.y", "sum", {"scan.n"}, {D, 1})};
+  scan.bodyResults = {"scan.n", "scan.y"};
+  g.nodes = {node("embed", "embedding", {"tokens", "wte"}, {D, D, 4}),
+             node("proj", "linear", {"embed", "w", "b"}, {D, D, 6}),
+             node("act", "silu", {"proj"}, {D, D, 6}),
+             node("conv", "causal_conv", {"act", "cw"}, {D, D, 6}),
+             scan,
+             node("logits", "unembed", {"conv", "head"}, {D, D, 10})};
+  g.outputs = {"logits"};
+  // linear 2·(2·5)·4·6 + 10·6 bias; silu 60; conv 2·60·3; scan 5 steps of
+  // (12 mul + 12 add + 12 summed); the head 2·10 rows·6·10.
+  const double linear = 2 * 10 * 4 * 6 + 60, silu = 60, conv = 2 * 60 * 3, step = 12 + 12 + 12, head = 2 * 10 * 6 * 10;
+  FlopCount f = forwardFlops(g, 2, 5);
+  EXPECT_DOUBLE_EQ(f.byOp["linear"], linear);
+  EXPECT_DOUBLE_EQ(f.byOp["silu"], silu);
+  EXPECT_DOUBLE_EQ(f.byOp["causal_conv"], conv);
+  EXPECT_DOUBLE_EQ(f.byOp["scan"], 5 * step);
+  EXPECT_DOUBLE_EQ(f.byOp["unembed"], head);
+  EXPECT_DOUBLE_EQ(f.byOp["embedding"], 0);
+  EXPECT_EQ(f.byOp.count("mul"), 0u) << "a scan's step ops are the scan's";
+  EXPECT_DOUBLE_EQ(f.total, linear + silu + conv + 5 * step + head);
+  // Read out at one position a document: the head sees 2 rows.
+  EXPECT_DOUBLE_EQ(forwardFlops(g, 2, 5, 2).byOp["unembed"], 2 * 2 * 6 * 10);
+  // Twice the batch, twice the work; T² for nothing here but T for all.
+  EXPECT_DOUBLE_EQ(forwardFlops(g, 4, 5).total, 2 * f.total);
 }
