@@ -1,6 +1,7 @@
 //===- Flops.cpp - the floating-point work of a graph's forward pass --------===//
 #include "abi/Flops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <set>
@@ -29,10 +30,12 @@ double rows(const std::vector<int64_t> &s) { return s.empty() ? 1 : numel(s) / s
 /// Real FFT of size n: 2.5·n·log2(n) (half a complex one's 5·n·log2 n).
 double rfft(double n) { return 2.5 * n * std::log2(n); }
 
-/// A causal convolution by FFT of `sequences` sequences of length T.
-double fftConv(double sequences, int64_t T) {
-  const double n = 2.0 * static_cast<double>(T);
-  return sequences * (3 * rfft(n) + 6 * (n / 2 + 1));
+/// A causal convolution of `sequences` sequences of length T with a T-tap
+/// filter: the cheaper of the direct sum (T(T+1)/2 multiply-adds) and the
+/// FFT route (size 2T: three real transforms and a complex product).
+double causalLongConv(double sequences, int64_t T) {
+  const double t = static_cast<double>(T), n = 2 * t;
+  return sequences * std::min(t * (t + 1), 3 * rfft(n) + 6 * (n / 2 + 1));
 }
 
 const std::set<std::string> kMoves = {"param",  "constant", "time_slice", "embedding", "split",  "concat",
@@ -66,8 +69,9 @@ FlopCount forwardFlops(const Graph &g, int64_t B, int64_t T, int64_t readoutRows
       };
       if (kMoves.count(op)) {
         f = 0;
-      } else if (op == "linear") { // x [.., in], w [in, out]
-        f = 2 * rows(in[0]) * dim(0, 1) * dim(1, 1) + (in.size() > 2 ? numel(y) : 0);
+      } else if (op == "linear") { // x [.., in] -> y [.., out] (w is [out, in])
+        f = 2 * rows(in[0]) * dim(0, 1) * (y.empty() ? 0 : static_cast<double>(y.back())) +
+            (in.size() > 2 ? numel(y) : 0);
       } else if (op == "unembed") { // x [B, T, d], wte [V, d]
         const double r = readoutRows >= 0 ? static_cast<double>(readoutRows) : rows(in[0]);
         f = 2 * r * dim(0, 1) * dim(1, 2);
@@ -77,7 +81,7 @@ FlopCount forwardFlops(const Graph &g, int64_t B, int64_t T, int64_t readoutRows
       } else if (op == "causal_conv") { // x [B, T, C], w [C, K]
         f = 2 * numel(y) * dim(1, 1) + (in.size() > 2 ? numel(y) : 0);
       } else if (op == "long_conv" || op == "shift_conv" || op == "diag_ssm") {
-        f = fftConv(numel(in[0]) / static_cast<double>(T), T);
+        f = causalLongConv(numel(in[0]) / static_cast<double>(T), T);
       } else if (op == "selective_scan") { // x [B, T, D], a [D, N]
         f = 7 * numel(in[0]) * dim(2, 1) + 2 * numel(in[0]);
       } else if (op == "delta_rule") { // q, k [B, T, K], v [B, T, V]

@@ -5,9 +5,10 @@
 //   matmuls      linear 2·rows·in·out (+ rows·out bias); unembed 2·rows·d·V;
 //                softmax attention 2·B·T²·K (scores) + 2·B·T²·V (mixing) as
 //                computed (the causal half is not skipped) + 5·B·T² (softmax)
-//   convolutions causal 2·K per output; long (by FFT, size 2T) and H3's
-//                shift/diagonal SSM: 3 real FFTs of 2.5·n·log2 n and a
-//                complex product (6 per bin) per sequence and channel
+//   convolutions causal 2·K per output; long ones (Hyena, BaseConv, H3's
+//                shift and diagonal SSM) per sequence and channel the cheaper
+//                of the direct sum, T(T+1) flops, and the FFT route of size
+//                2T (3 real FFTs of 2.5·n·log2 n, a complex product of 6 a bin)
 //   recurrences  per step and state element: selective scan 7 (decay,
 //                update, read-out) + 2·D skip; delta rule 6·K·V; linear
 //                attention 4·F·V + 3·F; a DSL scan its step's ops, T times

@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include "runtime/core/Model.h"
 
 #include <chrono>
 #include <cstdio>
@@ -42,7 +43,7 @@ int main(int argc, char **argv) {
     std::printf("  %2d thread(s): %7.1f GFLOP/s\n", t, mixc::bench::fmaPeakGflops(t));
   std::printf("LibTorch sgemm at a step's shapes (rows = B·T = 1184):\n");
   for (int t : counts) {
-    at::set_num_threads(t);
+    mixc::rt::setThreads(t); // LibTorch and OpenBLAS, as the runtime sets them
     for (int64_t d : {64, 128})
       for (auto [k, n] : {std::pair<int64_t, int64_t>{d, d}, {d, 4 * d}, {4 * d, d}})
         std::printf("  %2d thread(s): [1184, %3lld] x [%3lld, %3lld] %7.1f GFLOP/s\n", t, (long long)k,

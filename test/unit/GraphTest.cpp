@@ -119,8 +119,9 @@ TEST(Graph, ModelIdentityIgnoresWhatTheCompilerDerived) {
 TEST(Flops, ASmallGraphCountedByHand) {
   Graph g;
   g.inputs.push_back({"tokens", {kDynamic, kDynamic}, "i64"});
-  g.params = {{"wte", {10, 4}, "zeros", true},  {"w", {4, 6}, "zeros", true},   {"b", {6}, "zeros", true},
-              {"cw", {6, 3}, "zeros", true},   {"head", {10, 6}, "zeros", true}};
+  g.params = {{"wte", {10, 4}, "zeros", true},  {"w", {6, 4}, "zeros", true},   {"b", {6}, "zeros", true},
+              {"cw", {6, 3}, "zeros", true},   {"head", {10, 6}, "zeros", true},
+              {"filter", {8, 6}, "zeros", true}};
   auto node = [](std::string name, std::string op, std::vector<std::string> in, std::vector<int64_t> shape) {
     Node n;
     n.name = std::move(name);
@@ -139,21 +140,26 @@ TEST(Flops, ASmallGraphCountedByHand) {
              node("proj", "linear", {"embed", "w", "b"}, {D, D, 6}),
              node("act", "silu", {"proj"}, {D, D, 6}),
              node("conv", "causal_conv", {"act", "cw"}, {D, D, 6}),
+             node("long", "long_conv", {"conv", "filter"}, {D, D, 6}),
              scan,
              node("logits", "unembed", {"conv", "head"}, {D, D, 10})};
   g.outputs = {"logits"};
-  // linear 2·(2·5)·4·6 + 10·6 bias; silu 60; conv 2·60·3; scan 5 steps of
+  // linear 2·(2·5)·4·6 + 10·6 bias (its weight is [out, in] = [6, 4]); silu 60; conv 2·60·3; scan 5 steps of
   // (12 mul + 12 add + 12 summed); the head 2·10 rows·6·10.
-  const double linear = 2 * 10 * 4 * 6 + 60, silu = 60, conv = 2 * 60 * 3, step = 12 + 12 + 12, head = 2 * 10 * 6 * 10;
+  // The long conv: 12 sequences of 5 steps, directly 5·6 each (cheaper than
+  // three real FFTs of size 10, 3·2.5·10·log2 10 ≈ 249, and the product).
+  const double linear = 2 * 10 * 4 * 6 + 60, silu = 60, conv = 2 * 60 * 3, step = 12 + 12 + 12, head = 2 * 10 * 6 * 10,
+               longConv = 12 * 5 * 6;
   FlopCount f = forwardFlops(g, 2, 5);
   EXPECT_DOUBLE_EQ(f.byOp["linear"], linear);
   EXPECT_DOUBLE_EQ(f.byOp["silu"], silu);
   EXPECT_DOUBLE_EQ(f.byOp["causal_conv"], conv);
+  EXPECT_DOUBLE_EQ(f.byOp["long_conv"], longConv);
   EXPECT_DOUBLE_EQ(f.byOp["scan"], 5 * step);
   EXPECT_DOUBLE_EQ(f.byOp["unembed"], head);
   EXPECT_DOUBLE_EQ(f.byOp["embedding"], 0);
   EXPECT_EQ(f.byOp.count("mul"), 0u) << "a scan's step ops are the scan's";
-  EXPECT_DOUBLE_EQ(f.total, linear + silu + conv + 5 * step + head);
+  EXPECT_DOUBLE_EQ(f.total, linear + silu + conv + longConv + 5 * step + head);
   // Read out at one position a document: the head sees 2 rows.
   EXPECT_DOUBLE_EQ(forwardFlops(g, 2, 5, 2).byOp["unembed"], 2 * 2 * 6 * 10);
   // Twice the batch, twice the work; T² for nothing here but T for all.
