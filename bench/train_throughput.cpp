@@ -22,6 +22,7 @@
 #include "runtime/core/Model.h"
 #include "runtime/core/Primitives.h"
 #include "runtime/kernels/KernelBuild.h"
+#include "support/Process.h"
 
 #include <torch/torch.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
@@ -102,6 +103,8 @@ int main(int argc, char **argv) {
     else if (k == "--profile") profileDir = v;
     else { std::cerr << "unknown option " << k << "\n"; return 2; }
   }
+  if (threads > 1) // as mixc train does: OpenMP's workers wait passively (tools/mixc/mixc.cpp)
+    mixc::support::restartWithEnvironment("OMP_WAIT_POLICY", "passive");
   mixc::rt::setThreads(threads);
   std::vector<std::string> backends = splitList(backend == "both" ? "libtorch,generated" : backend);
   for (const std::string &b : backends)

@@ -10,6 +10,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 extern char **environ;
@@ -153,6 +156,30 @@ std::string findProgram(const std::string &name) {
     start = colon + 1;
   }
   return "";
+}
+
+void restartWithEnvironment(const std::string &name, const std::string &value) {
+  if (std::getenv(name.c_str()))
+    return;
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  for (size_t start = 0; start < all.size();) {
+    size_t end = all.find('\0', start);
+    if (end == std::string::npos)
+      end = all.size();
+    args.push_back(all.substr(start, end - start));
+    start = end + 1;
+  }
+  if (args.empty() || ::setenv(name.c_str(), value.c_str(), 1) != 0)
+    return;
+  std::vector<char *> argv;
+  for (std::string &a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(nullptr);
+  ::execv("/proc/self/exe", argv.data());
+  // exec failed: carry on as we are (the variable stays set for children).
 }
 
 } // namespace mixc::support

@@ -28,6 +28,12 @@ int runCapture(const std::vector<std::string> &argv, std::string &out, std::stri
 /// '/'); "" when there is none.
 std::string findProgram(const std::string &name);
 
+/// Restarts this process (the same executable and arguments) with the
+/// environment variable `name` set to `value`, unless it is set already
+/// (then, or when the restart fails, returns and the caller carries on).
+/// For settings a library reads only when it loads (OMP_WAIT_POLICY).
+void restartWithEnvironment(const std::string &name, const std::string &value);
+
 /// Splits a command given in an environment variable ("ccache g++") into
 /// words at blanks. Quotes are not interpreted: such a variable names a
 /// program and fixed flags, and is never handed to a shell.

@@ -19,6 +19,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -280,7 +281,10 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
             << c.task.title() << ": " << trainSet.size() << " documents of up to "
             << trainSet.seqLen << " tokens, vocabulary " << c.task.vocabSize() << " (data ready in "
             << formatDuration(loadSec) << "); " << total << " steps, " << at::get_num_threads()
-            << " threads, " << (opts.kernels ? "generated" : "libtorch") << " back end\n";
+            << " threads" << (at::get_num_threads() > 1 && std::getenv("OMP_WAIT_POLICY")
+                                  ? std::string(" (OMP_WAIT_POLICY=") + std::getenv("OMP_WAIT_POLICY") + ")"
+                                  : std::string())
+            << ", " << (opts.kernels ? "generated" : "libtorch") << " back end\n";
 
   auto record = [&](double loss, double acc, double tps, double elapsed) {
     EvalResult e = evaluateOn(*model, testSet, c.evalSize, c.evalBatch);

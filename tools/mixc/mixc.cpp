@@ -34,6 +34,7 @@
 #include "runtime/train/Trainer.h"
 #include "runtime/train/Weights.h"
 #include "support/AtomicWrite.h"
+#include "support/Process.h"
 #include "support/TextFile.h"
 #include "support/Suggest.h"
 
@@ -561,6 +562,13 @@ int cmdTrain(const Options &o) {
     std::cerr << error << "\n";
     return 1;
   }
+  if (config.threads > 1)
+    // OpenMP's idle workers (LibTorch's, the kernels') spin by default and
+    // take the cores from OpenBLAS's own threads and back: measured on a
+    // 2-core machine, 2 threads ran at 0.5-0.8x of 1; waiting passively,
+    // 1.4-1.5x (bench/results/threads-*.txt). libgomp reads the policy
+    // when it loads, so the process restarts itself once with it set.
+    mixc::support::restartWithEnvironment("OMP_WAIT_POLICY", "passive");
   if (!mixc::train::bindTaskToModel(config, error)) {
     std::cerr << "error: " << error << "\n";
     return 1;
