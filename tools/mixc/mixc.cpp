@@ -1,6 +1,6 @@
 //===- mixc.cpp - the mixc driver -------------------------------------------===//
 //
-//   mixc compile FILE.mix [--model M] [--config k=v]... [--emit=ast|mlir-import|mlir|graph|cpp|cu] [-o OUT]
+//   mixc compile FILE.mix [--model M] [--config k=v]... [--emit=ast|mlir-import|mlir|graph|cpp|cu|bundle] [-o OUT]
 //   mixc params  FILE.mix... [--config k=v]...    trainable parameter count per model
 //   mixc names   FILE.mix [--config k=v]...       every node name of the compiled graph
 //   mixc train   [CONFIG.toml] [--resume] [--quiet] [--out DIR]   (no config: built-in default)
@@ -33,6 +33,7 @@
 #include "runtime/train/Intervene.h"
 #include "runtime/train/Trainer.h"
 #include "runtime/train/Weights.h"
+#include "abi/Bundle.h"
 #include "support/AtomicWrite.h"
 #include "support/Process.h"
 #include "support/TextFile.h"
@@ -57,8 +58,10 @@ namespace {
 const char *kUsage = R"(usage: mixc <command> [options]
 
 commands:
-  compile FILE.mix   compile a model; --emit=ast|mlir-import|mlir|graph|cpp|cu (default
-                     graph; cpp, cu: the generated CPU / CUDA kernels)
+  compile FILE.mix   compile a model; --emit=ast|mlir-import|mlir|graph|cpp|cu|bundle
+                     (default graph; cpp, cu: the generated CPU / CUDA kernels;
+                     bundle: graph and kernels in the folder -o DIR, which a
+                     training config's model.file can name instead of a .mix)
   params FILE.mix... print each model's trainable parameter count
   names FILE.mix     print every node name of the compiled model
   train [CONFIG]     train a model on a task (TOML config; none: the built-in default run)
@@ -292,8 +295,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
     } else if (is("--emit")) {
       o.emit = value("--emit");
       if (o.emit != "ast" && o.emit != "mlir-import" && o.emit != "mlir" && o.emit != "graph" &&
-          o.emit != "cpp" && o.emit != "cu") {
-        problem = "--emit must be ast, mlir-import, mlir, graph, cpp or cu, got '" + o.emit + "'";
+          o.emit != "cpp" && o.emit != "cu" && o.emit != "bundle") {
+        problem = "--emit must be ast, mlir-import, mlir, graph, cpp, cu or bundle, got '" + o.emit + "'";
         return false;
       }
     } else if (a == "-I") {
@@ -489,10 +492,20 @@ int cmdCompile(const Options &o) {
   }
   mix::CompileResult result;
   mix::Stage stage = o.emit == "mlir-import" ? mix::Stage::Import : mix::Stage::Lowered;
+  if (o.emit == "bundle" && o.output.empty())
+    return usage("--emit=bundle writes a folder: give it with -o DIR");
   if (!compileFile(o, o.files[0], result, stage))
     return 1;
   if (o.backend == "generated" && !kernelLibrary(o, result))
     return 1;
+  if (o.emit == "bundle") {
+    std::string error;
+    if (!mixc::graph::writeBundle(o.output, {result.graph, result.cpuKernels, result.cudaKernels}, error)) {
+      std::cerr << "error: " << error << "\n";
+      return 1;
+    }
+    return 0;
+  }
   return emit(o, o.emit == "graph" ? mixc::graph::toJson(result.graph)
                  : o.emit == "cpp" ? result.cpuKernels
                  : o.emit == "cu"  ? result.cudaKernels
@@ -583,8 +596,32 @@ int cmdTrain(const Options &o) {
   for (const auto &[k, v] : config.modelConfig)
     compile.config.push_back({k, v});
   mix::CompileResult result;
-  if (!compileFile(compile, config.modelFile, result))
+  if (mixc::graph::isBundle(config.modelFile)) { // compiled already: no compiler needed
+    mixc::graph::Bundle bundle;
+    std::string error;
+    if (!mixc::graph::readBundle(config.modelFile, bundle, error)) {
+      std::cerr << "error: model.file: " << error << "\n";
+      return 1;
+    }
+    // The config may restate the model's parameters, not change them.
+    for (const auto &[key, value] : config.modelConfig) {
+      auto it = std::find_if(bundle.graph.config.begin(), bundle.graph.config.end(),
+                             [&](const auto &kv) { return kv.first == key; });
+      if (it == bundle.graph.config.end() || it->second != value) {
+        std::cerr << "error: model.file " << config.modelFile << " is a bundle compiled with "
+                  << (it == bundle.graph.config.end() ? "no parameter " + key : key + " = " + it->second)
+                  << ", but the config sets " << key << " = " << value
+                  << ": compile a bundle with it (mixc compile X.mix -c " << key << "=" << value
+                  << " --emit=bundle -o DIR)\n";
+        return 1;
+      }
+    }
+    result.graph = std::move(bundle.graph);
+    result.cpuKernels = std::move(bundle.cpuKernels);
+    result.cudaKernels = std::move(bundle.cudaKernels);
+  } else if (!compileFile(compile, config.modelFile, result)) {
     return 1;
+  }
   mixc::train::RunOptions run{o.resume, o.quiet, o.stopAfter, kernelLibrary(o, result), o.overrides, o.initFrom};
   if (o.backend == "generated" && !run.kernels)
     return 1;
