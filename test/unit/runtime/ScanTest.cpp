@@ -344,9 +344,11 @@ TEST_P(ScanStateKernel, EditsInTheKernelMatchTheReferenceLoop) {
   compiled.graph = rewrite(compiled.graph, script);
   auto reference = model(compiled.graph), generated = model(compiled.graph, libraryFor(GetParam(), compiled));
   ASSERT_TRUE(reference && generated);
-  for (const auto &[region, why] : generated->regionStatus())
-    if (region.find(".scan") != std::string::npos)
+  for (const auto &[region, why] : generated->regionStatus()) {
+    if (region.find(".scan") != std::string::npos) {
       EXPECT_EQ(why, "") << region << " (under state edits, the scan keeps its kernels)";
+    }
+  }
   reference->initParameters(31);
   copyWeights(*reference, *generated);
   torch::NoGradGuard noGrad;
