@@ -4,6 +4,7 @@
 // (--backend=generated) in one process, on the same weights and batch.
 //   build/bench/train_throughput [--d 64,128,256] [--steps 20] [--vocab 8196]
 //                                [--models a,b] [--threads 1] [--backend LIST]
+//                                [--batch 32] [--seq 37]
 // LIST is a comma-separated subset of reference, libtorch, generated (or
 // both = libtorch,generated, the default). `reference` is the LibTorch path
 // with the long conv and the S4D kernel in their plain tensor-op forms
@@ -89,7 +90,8 @@ int main(int argc, char **argv) {
     if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
       std::printf("usage: train_throughput [--d 64,128,256] [--steps 20] [--vocab 8196] "
                   "[--models a,b] [--threads 1]\n"
-                  "                        [--backend reference,libtorch,generated | both] [--profile DIR]\n");
+                  "                        [--backend reference,libtorch,generated | both] [--profile DIR]\n"
+                  "                        [--batch 32] [--seq 37]   (tiny ones: the per-step overhead)\n");
       return 0;
     }
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -98,6 +100,8 @@ int main(int argc, char **argv) {
     else if (k == "--steps") steps = std::stoi(v);
     else if (k == "--vocab") vocab = v;
     else if (k == "--models") models = splitList(v);
+    else if (k == "--batch") batch = std::stoi(v);
+    else if (k == "--seq") seq = std::stoi(v);
     else if (k == "--threads") threads = std::stoi(v);
     else if (k == "--backend") backend = v;
     else if (k == "--profile") profileDir = v;
