@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=.cuda-check
-MODELS="attention baseconv based mamba deltanet h3 hyena"
+MODELS="attention baseconv based mamba deltanet h3 hyena gla gated_deltanet retnet"
 
 case "${1:-}" in
 prepare)

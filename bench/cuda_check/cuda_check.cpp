@@ -46,7 +46,8 @@ namespace {
 struct Options {
   std::string dir;
   std::string device = "cuda";
-  std::vector<std::string> archs = {"attention", "baseconv", "based", "mamba", "deltanet", "h3", "hyena"};
+  std::vector<std::string> archs = {"attention", "baseconv", "based",         "mamba",  "deltanet",
+                                    "h3",        "hyena",    "gla", "gated_deltanet", "retnet"};
   int64_t batch = 32, seqLen = 64;
   int iters = 10;
 };

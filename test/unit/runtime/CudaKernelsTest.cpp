@@ -14,7 +14,9 @@
 #include <filesystem>
 
 namespace {
-const char *kArchitectures[] = {"attention", "baseconv", "based", "mamba", "deltanet", "h3", "hyena"};
+// gla, gated_deltanet and retnet: their scans' kernels (CodeGen/ScanPrinter.cpp) through nvcc.
+const char *kArchitectures[] = {"attention", "baseconv", "based", "mamba",  "deltanet",
+                                "h3",        "hyena",    "gla",   "gated_deltanet", "retnet"};
 
 bool haveNvcc() {
   if (const char *n = std::getenv("MIXC_NVCC"); n && *n)
