@@ -92,6 +92,8 @@ Table readCsv(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in || !readRecord(in, t.columns))
     return t;
+  if (t.columns.size() == 1 && t.columns[0].empty()) // an empty table's file: no columns
+    t.columns.clear();
   std::vector<std::string> f;
   while (readRecord(in, f)) {
     if (f.size() == 1 && f[0].empty())

@@ -556,8 +556,11 @@ support::Status updateTables(const fs::path &out, const std::function<void(Table
     return support::Status::failed(error);
   Table results = readCsv((out / "results.csv").string()), attrib = readCsv((out / "attrib.csv").string());
   change(results, attrib);
-  writeFileAtomically((out / "attrib.csv").string(), attrib.text());
-  writeFileAtomically((out / "results.csv").string(), results.text());
+  // A table with nothing in it stays unwritten (no header-only files).
+  if (!attrib.columns.empty() || fs::exists(out / "attrib.csv"))
+    writeFileAtomically((out / "attrib.csv").string(), attrib.text());
+  if (!results.columns.empty() || fs::exists(out / "results.csv"))
+    writeFileAtomically((out / "results.csv").string(), results.text());
   return support::Status::ok();
 }
 

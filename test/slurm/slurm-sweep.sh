@@ -30,10 +30,18 @@ NODE=$(hostname -s)
 PORT=$((20000 + $$ % 20000))
 export SLURM_CONF=$WORK/slurm.conf
 
-stop_daemons() {
+stop_daemons() { # TERM, then KILL whatever has not exited within 10 s
+  local pids=()
   for f in slurmd slurmctld munged; do
-    [ -s "$WORK/$f.pid" ] && kill "$(cat "$WORK/$f.pid")" 2> /dev/null || true
+    [ -s "$WORK/$f.pid" ] && pids+=("$(cat "$WORK/$f.pid")")
   done
+  [ ${#pids[@]} -gt 0 ] || return 0
+  kill "${pids[@]}" 2> /dev/null || true
+  for i in $(seq 100); do
+    kill -0 "${pids[@]}" 2> /dev/null || return 0
+    sleep 0.1
+  done
+  kill -9 "${pids[@]}" 2> /dev/null || true
 }
 trap stop_daemons EXIT
 fail() {
@@ -126,12 +134,13 @@ SHORT=d16__lr0.003__max_steps60
 JOB=$("$MIXC" sweep $LONG --engine=slurm | sed -n 's/^submitted job \([0-9]*\):.*/\1/p')
 [ -n "$JOB" ] || fail "no job id for the second submission"
 echo "second submission: job $JOB"
-LONGCELL=$WORK/cancel/d16__lr0.003__max_steps1500
-# Cancel once the long cell has a checkpoint and the short one has finished.
-for i in $(seq 600); do
-  [ -f "$LONGCELL/checkpoint.pt" ] && "$MIXC" sweep $LONG --status | grep -q "^finished .*$SHORT" && break
-  [ "$i" = 600 ] && { "$MIXC" sweep $LONG --status; fail "no checkpoint of the long cell"; }
-  sleep 0.2
+LONGCELL=$WORK/cancel/d16__lr0.003__max_steps6000
+# Cancel once the long cell has a checkpoint and the short one has finished
+# (its row is in the table), polling the files: cheaper than --status.
+for i in $(seq 3000); do
+  [ -f "$LONGCELL/checkpoint.pt" ] && grep -qs "^[^,]*,$SHORT," "$WORK/cancel/results.csv" && break
+  [ "$i" = 3000 ] && { "$MIXC" sweep $LONG --status; fail "no checkpoint of the long cell"; }
+  sleep 0.1
 done
 scancel "$JOB"
 for i in $(seq 120); do
@@ -140,7 +149,7 @@ for i in $(seq 120); do
 done
 "$MIXC" sweep $LONG --status | tee "$WORK/status-cancelled.out"
 grep -q "^finished .*$SHORT" "$WORK/status-cancelled.out" || fail "the short cell did not finish before the cancel"
-grep -q "^interrupted .*max_steps1500" "$WORK/status-cancelled.out" || fail "the cancelled cell is not shown as interrupted"
+grep -q "^interrupted .*max_steps6000" "$WORK/status-cancelled.out" || fail "the cancelled cell is not shown as interrupted"
 before=$(md5sum < "$WORK/cancel/$SHORT/metrics.csv")
 "$MIXC" sweep $LONG --engine=slurm | tee "$WORK/submit3.out"
 grep -q "^submitted job [0-9]*: 1 cells" "$WORK/submit3.out" || fail "the resubmission is not the one unfinished cell"
@@ -150,8 +159,8 @@ grep -q "resuming" "$LONGCELL/log.txt" || fail "the cancelled cell did not resum
 python3 - "$WORK/cancel" << 'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1] + "/results.csv")))
-assert sorted(r["cell"] for r in rows) == ["d16__lr0.003__max_steps1500", "d16__lr0.003__max_steps60"], rows
+assert sorted(r["cell"] for r in rows) == ["d16__lr0.003__max_steps60", "d16__lr0.003__max_steps6000"], rows
 assert all(r["status"] == "ok" for r in rows), rows
-assert [r["step"] for r in rows if r["cell"].endswith("1500")] == ["1500"], rows
+assert [r["step"] for r in rows if r["cell"].endswith("6000")] == ["6000"], rows
 PY
 echo "PASS: a SLURM sweep equals the local one; cancel + resubmit lost and reran nothing"
