@@ -573,6 +573,18 @@ void dropCell(Table &table, const std::string &cell) {
   table.rows = std::move(kept);
 }
 
+/// Before cells `run` again: the rows of those that failed before go.
+support::Status dropFailedAttempts(const fs::path &out, const std::vector<Cell> &cells, const std::vector<size_t> &run,
+                                   const std::map<std::string, std::string> &status) {
+  return updateTables(out, [&](Table &r, Table &a) {
+    for (size_t i : run)
+      if (status.count(cells[i].name)) {
+        dropCell(r, cells[i].name);
+        dropCell(a, cells[i].name);
+      }
+  });
+}
+
 /// The job ids of the sweep's SLURM submissions and the cells of each, by
 /// "<job>_<task>" (OUT/slurm/jobs.txt and the scripts it names).
 std::map<std::string, std::string> submittedTasks(const fs::path &out, std::vector<std::string> &jobIds) {
@@ -756,14 +768,7 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
       return st;
     fs::create_directories(out / "slurm");
     writeFileAtomically((out / "sweep-meta.toml").string(), metaText.str());
-    if (Status st = updateTables(out, [&](Table &r, Table &a) {
-          for (size_t i : submit)
-            if (status.count(cells[i].name)) { // a failed attempt: its rows go
-              dropCell(r, cells[i].name);
-              dropCell(a, cells[i].name);
-            }
-        });
-        !st.isOk())
+    if (Status st = dropFailedAttempts(out, cells, submit, status); !st.isOk())
       return st;
     size_t number = 1;
     while (fs::exists(out / "slurm" / ("submit-" + std::to_string(number) + ".sh")))
@@ -793,14 +798,7 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
     return Status::failed(lockError);
   writeFileAtomically((s.out / "sweep-meta.toml").string(), metaText.str());
   if (o.retryFailed || !o.cell.empty())
-    if (Status st = updateTables(s.out, [&](Table &r, Table &a) {
-          for (size_t i : todo)
-            if (status.count(cells[i].name)) { // failed before: its rows go
-              dropCell(r, cells[i].name);
-              dropCell(a, cells[i].name);
-            }
-        });
-        !st.isOk())
+    if (Status st = dropFailedAttempts(s.out, cells, todo, status); !st.isOk())
       return st;
 
   int64_t jobs = jobsOf(o, s);

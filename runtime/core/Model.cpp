@@ -317,11 +317,10 @@ void Model::bindRegions(const std::unordered_map<std::string, int> &ids) {
       continue;
     Step s{steps_[i].node, {}, -1, nullptr, &b, {}};
     for (size_t m : members[b.region->name]) // the recurrence's state, if any
-      if (steps_[m].node->op == "scan") // its state edits run the scan's reference loop
-        s.edits = steps_[m].edits;
-      else if (steps_[m].stateName) {
-        s.stateName = steps_[m].stateName, s.edits = steps_[m].edits, s.stateSize = steps_[m].stateSize;
-        s.inputIsRow = b.inputIsRow;
+      if (steps_[m].stateName || steps_[m].node->op == "scan") {
+        s.stateName = steps_[m].stateName, s.edits = steps_[m].edits, s.inputIsRow = b.inputIsRow;
+        // A scan's kernels keep all its states in a row, one after another.
+        s.stateSize = steps_[m].node->op == "scan" ? scanStates(*steps_[m].node).floats : steps_[m].stateSize;
       }
     for (const std::string &v : b.region->inputs)
       s.inputs.push_back(ids.at(v));
@@ -377,36 +376,11 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       at::Tensor idx = options.readout->view({-1, 1, 1}).expand({-1, 1, args[0].size(-1)});
       args[0] = args[0].gather(1, idx);
     }
-    if (s.node->op == "scan" && s.region && s.edits && !scanIntervenes(*s.node) && oneEditACell(*s.edits)) {
-      // The scan's kernels take the edits as a state access: the region
-      // keeps its fused form (each edit on its state's floats of the row).
-      TORCH_CHECK(options.interventions, "node '", s.node->name,
-                  "' has its state edited; run the model with `mixc intervene`");
-      size_t row = 0;
-      while (row + 1 < args.size() && !s.region->inputIsRow[row])
-        ++row;
-      const int64_t rows = args[row].size(0), T = args[row].size(1);
-      const ScanStates states = scanStates(*s.node);
-      RecurrenceRun run = [&](const StateAccess &access, bool sourceOnly) {
-        return runRegion(*s.region, sourceOnly ? sourceRows(args, s.region->inputIsRow, options.interventions->docs)
-                                               : args,
-                         access);
-      };
-      StateRange rangeOf = [&](const graph::Node &edit) {
-        auto it = states.range.find(edit.attrs.count("state") ? edit.attrs.at("state").s : "");
-        TORCH_CHECK(it != states.range.end(), "state edit '", edit.name, "' names no state of scan '",
-                    s.node->name, "'");
-        return it->second;
-      };
-      Outputs out = runWithStateEdits(*s.edits, *options.interventions, rows, T, states.floats,
-                                      args[row].options(), run, {}, rangeOf);
-      for (size_t r = 0; r < out.size(); ++r)
-        values[s.regionResults[r]] = std::move(out[r]);
-      if (options.observe)
-        options.observe(s.node->name, values[s.regionResults[0]]);
-      continue;
-    }
-    if (s.node->op == "scan" && (s.edits || scanIntervenes(*s.node))) {
+    // A scan's kernels take its state edits (below, as the built-in
+    // recurrences'); its reference loop runs what they do not: an
+    // intervention on a value of its step, two edits in one cell, no kernel.
+    if (s.node->op == "scan" &&
+        (scanIntervenes(*s.node) || (s.edits && (!s.region || !oneEditACell(*s.edits))))) {
       TORCH_CHECK(options.interventions, "node '", s.node->name,
                   "' has its state edited; run the model with `mixc intervene`");
       // A scan's region (kind "scan") takes the scan's operands as they are,
@@ -436,10 +410,19 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       // Every state [rows, T, S], after any edit, when --save asks for it.
       at::Tensor capture = saveState ? at::empty({rows, T, s.stateSize}, args[row].options().dtype(at::kFloat))
                                      : at::Tensor();
+      // A scan's edit acts on one of its states: its floats of the row.
+      StateRange rangeOf;
+      if (s.node->op == "scan")
+        rangeOf = [&s, states = scanStates(*s.node)](const graph::Node &edit) {
+          auto it = states.range.find(edit.attrs.count("state") ? edit.attrs.at("state").s : "");
+          TORCH_CHECK(it != states.range.end(), "state edit '", edit.name, "' names no state of scan '",
+                      s.node->name, "'");
+          return it->second;
+        };
       Outputs out;
       if (s.edits) {
         out = runWithStateEdits(*s.edits, *options.interventions, rows, T, s.stateSize, args[row].options(), run,
-                                capture);
+                                capture, rangeOf);
       } else {
         StateAccess access;
         access.capture = capture;

@@ -71,6 +71,8 @@ private:
   std::string operand(Operation *o, unsigned i, LoopReads &reads, ValueNames &nm);
   std::string formula(Operation *o, LoopReads &reads, ValueNames &nm);
   void printOps(llvm::raw_ostream &os, Locals &locals, ValueNames &nm);
+  struct SumLoop;
+  SumLoop sumLoop(mix::SumOp sum);
   void printSumForward(llvm::raw_ostream &os, mix::SumOp sum, ValueNames &nm);
   void printSumBackward(llvm::raw_ostream &os, mix::SumOp sum, ValueNames &nm);
   int64_t printStep(llvm::raw_ostream &os, bool taped);
@@ -129,36 +131,42 @@ std::string ScanPrinter::stepArgs(const std::string &states) {
   return llvm::join(args, ", ");
 }
 
-void ScanPrinter::printSumForward(llvm::raw_ostream &os, mix::SumOp sum, ValueNames &nm) {
+/// A sum's loops: x [outer, m, inner] -> y [outer, inner], summing over m
+/// (the reduced axis in the value's inner shape), and the header that
+/// runs o, k, i with i innermost (contiguous).
+struct ScanPrinter::SumLoop {
+  int64_t outer = 1, m = 1, inner = 1;
+  std::string head() const {
+    return "for (int64_t o = 0; o < " + str(outer) + "; ++o) for (int64_t k = 0; k < " + str(m) +
+           "; ++k) for (int64_t i = 0; i < " + str(inner) + "; ++i) ";
+  }
+  std::string x() const { return "[(o * " + str(m) + " + k) * " + str(inner) + " + i]"; }
+  std::string y() const { return "[o * " + str(inner) + " + i]"; }
+};
+
+ScanPrinter::SumLoop ScanPrinter::sumLoop(mix::SumOp sum) {
   const Shape &xs = p.values.at(sum.getX()).shape;
   const int64_t rank = static_cast<int64_t>(xs.size()) + 1, a = static_cast<int64_t>(sum.getAxis());
   const int64_t ax = (a < 0 ? a + rank : a) - 1; // in the inner shape
-  int64_t outer = 1, inner = 1;
+  SumLoop l;
+  l.m = xs[ax];
   for (int64_t i = 0; i < ax; ++i)
-    outer *= xs[i];
+    l.outer *= xs[i];
   for (int64_t i = ax + 1; i < static_cast<int64_t>(xs.size()); ++i)
-    inner *= xs[i];
-  const std::string X = nm.val(sum.getX()), Y = nm.val(sum.getResult()), m = str(xs[ax]);
-  // Σ over axis: y[o, i] = Σ_k x[o, k, i]; the i loop innermost (contiguous).
-  os << ind << "for (int64_t j = 0; j < " << outer * inner << "; ++j) " << Y << "[j] = 0.f;\n";
-  os << ind << "for (int64_t o = 0; o < " << outer << "; ++o) for (int64_t k = 0; k < " << m
-     << "; ++k) for (int64_t i = 0; i < " << inner << "; ++i) " << Y << "[o * " << inner << " + i] += " << X
-     << "[(o * " << m << " + k) * " << inner << " + i];\n";
+    l.inner *= xs[i];
+  return l;
+}
+
+void ScanPrinter::printSumForward(llvm::raw_ostream &os, mix::SumOp sum, ValueNames &nm) {
+  const SumLoop l = sumLoop(sum);
+  const std::string Y = nm.val(sum.getResult());
+  os << ind << "for (int64_t j = 0; j < " << l.outer * l.inner << "; ++j) " << Y << "[j] = 0.f;\n";
+  os << ind << l.head() << Y << l.y() << " += " << nm.val(sum.getX()) << l.x() << ";\n";
 }
 
 void ScanPrinter::printSumBackward(llvm::raw_ostream &os, mix::SumOp sum, ValueNames &nm) {
-  const Shape &xs = p.values.at(sum.getX()).shape;
-  const int64_t rank = static_cast<int64_t>(xs.size()) + 1, a = static_cast<int64_t>(sum.getAxis());
-  const int64_t ax = (a < 0 ? a + rank : a) - 1;
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < ax; ++i)
-    outer *= xs[i];
-  for (int64_t i = ax + 1; i < static_cast<int64_t>(xs.size()); ++i)
-    inner *= xs[i];
-  const std::string GX = nm.grad(sum.getX()), GY = nm.grad(sum.getResult()), m = str(xs[ax]);
-  os << ind << "for (int64_t o = 0; o < " << outer << "; ++o) for (int64_t k = 0; k < " << m
-     << "; ++k) for (int64_t i = 0; i < " << inner << "; ++i) " << GX << "[(o * " << m << " + k) * " << inner
-     << " + i] += " << GY << "[o * " << inner << " + i];\n";
+  const SumLoop l = sumLoop(sum);
+  os << ind << l.head() << nm.grad(sum.getX()) << l.x() << " += " << nm.grad(sum.getResult()) << l.y() << ";\n";
 }
 
 /// The reads of a loop group's ops that come from arrays (not registers of

@@ -38,6 +38,28 @@ std::shared_ptr<mixc::kernels::Library> libraryFor(Backend backend, const mix::C
   EXPECT_TRUE(library) << error;
   return library;
 }
+/// A batch for intervention cells (the layout Model::Interventions reads):
+/// `keys.size()` random source documents of T tokens, as many base ones,
+/// then a copy of the base block per cell; options with each document's key.
+struct CellBatch {
+  at::Tensor tokens;
+  Model::Options options;
+  int64_t docs = 0;
+};
+CellBatch cellBatch(int64_t T, const std::vector<int64_t> &keys, int64_t cells) {
+  CellBatch b;
+  b.docs = static_cast<int64_t>(keys.size());
+  at::Tensor source = at::randint(3, 20, {b.docs, T}, at::kLong), base = at::randint(3, 20, {b.docs, T}, at::kLong);
+  std::vector<at::Tensor> blocks = {source, base};
+  for (int64_t c = 0; c < cells; ++c)
+    blocks.push_back(base);
+  b.tokens = at::cat(blocks, 0);
+  Model::Interventions iv;
+  iv.docs = b.docs;
+  iv.roles["key"] = at::tensor(keys, at::kLong);
+  b.options.interventions = iv;
+  return b;
+}
 } // namespace
 
 class ScanEquivalence : public ::testing::TestWithParam<std::tuple<int, Backend>> {};
@@ -124,27 +146,22 @@ TEST_P(ScanStateEdit, MatchesTheBuiltInRecurrenceAfterTheStep) {
   copyWeights(*a, *b);
   torch::NoGradGuard noGrad;
   at::manual_seed(22);
-  const int64_t docs = 3, T = 10;
-  at::Tensor source = at::randint(3, 20, {docs, T}, at::kLong), base = at::randint(3, 20, {docs, T}, at::kLong);
-  Model::Options o;
-  Model::Interventions iv;
-  iv.docs = docs;
-  iv.roles["key"] = at::tensor({2, 4, 6}, at::kLong);
-  o.interventions = iv;
+  const CellBatch batch = cellBatch(10, {2, 4, 6}, 1);
+  const int64_t docs = batch.docs;
   auto layer0 = [&](const Model &m) {
     at::Tensor value;
-    Model::Options with = o;
+    Model::Options with = batch.options;
     with.observe = [&](const std::string &name, const at::Tensor &v) {
       if (name == "layers[0].mixer.o")
         value = v.clone();
     };
-    m.forward(at::cat({source, base, base}, 0), with);
+    m.forward(batch.tokens, with);
     return value;
   };
   at::Tensor pa = layer0(*a), pb = layer0(*b);
   ASSERT_TRUE(pa.defined() && pb.defined());
   for (int64_t d = 0; d < docs; ++d) {
-    const int64_t key = iv.roles["key"][d].item<int64_t>();
+    const int64_t key = batch.options.interventions->roles.at("key")[d].item<int64_t>();
     at::Tensor cellA = pa[2 * docs + d], cellB = pb[2 * docs + d], baseB = pb[docs + d];
     EXPECT_LT(relativeDifference(cellB.slice(0, key + 1), cellA.slice(0, key + 1)), 1e-5) << "doc " << d;
     EXPECT_LT(relativeDifference(cellB.slice(0, 0, key + 1), baseB.slice(0, 0, key + 1)), 1e-6) << "doc " << d;
@@ -171,15 +188,9 @@ TEST(ScanState, PatchingAStepValueEqualsPatchingTheOutputAtThatStep) {
   copyWeights(*a, *b);
   torch::NoGradGuard noGrad;
   at::manual_seed(32);
-  const int64_t docs = 3, T = 9;
-  at::Tensor source = at::randint(3, 20, {docs, T}, at::kLong), base = at::randint(3, 20, {docs, T}, at::kLong);
-  Model::Options o;
-  Model::Interventions iv;
-  iv.docs = docs;
-  iv.roles["key"] = at::tensor({1, 3, 5}, at::kLong);
-  o.interventions = iv;
-  at::Tensor tokens = at::cat({source, base, base}, 0);
-  at::Tensor la = a->forward(tokens, o), lb = b->forward(tokens, o);
+  const CellBatch batch = cellBatch(9, {1, 3, 5}, 1);
+  const int64_t docs = batch.docs;
+  at::Tensor la = a->forward(batch.tokens, batch.options), lb = b->forward(batch.tokens, batch.options);
   EXPECT_LT(relativeDifference(la, lb), 1e-5);
   EXPECT_GT(relativeDifference(la.slice(0, 2 * docs), la.slice(0, docs, 2 * docs)), 1e-4) << "the patch changed nothing";
 }
@@ -353,18 +364,10 @@ TEST_P(ScanStateKernel, EditsInTheKernelMatchTheReferenceLoop) {
   copyWeights(*reference, *generated);
   torch::NoGradGuard noGrad;
   at::manual_seed(32);
-  const int64_t docs = 3, T = 21, cells = 4;
-  at::Tensor source = at::randint(3, 20, {docs, T}, at::kLong), base = at::randint(3, 20, {docs, T}, at::kLong);
-  Model::Options o;
-  Model::Interventions iv;
-  iv.docs = docs;
-  iv.roles["key"] = at::tensor({2, 9, 17}, at::kLong); // either side of the kernels' 16-step chunk
-  o.interventions = iv;
-  std::vector<at::Tensor> batch = {source, base};
-  for (int64_t c = 0; c < cells; ++c)
-    batch.push_back(base);
-  at::Tensor tokens = at::cat(batch, 0);
-  at::Tensor want = reference->forward(tokens, o), got = generated->forward(tokens, o);
+  const int64_t cells = 4;
+  const CellBatch batch = cellBatch(21, {2, 9, 17}, cells); // keys either side of the kernels' 16-step chunk
+  const int64_t docs = batch.docs;
+  at::Tensor want = reference->forward(batch.tokens, batch.options), got = generated->forward(batch.tokens, batch.options);
   EXPECT_LT(relativeDifference(got, want), 1e-5);
   for (int64_t c = 0; c < cells; ++c) // each cell's edit changed its rows
     EXPECT_GT(relativeDifference(got.slice(0, (2 + c) * docs, (3 + c) * docs), got.slice(0, docs, 2 * docs)), 1e-5)
