@@ -1,5 +1,8 @@
 //===- Bundle.cpp - a compiled model as files the runtime reads alone -------===//
 #include "abi/Bundle.h"
+#include "support/Digest.h"
+
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -38,7 +41,33 @@ bool readFile(const fs::path &path, std::string &text, std::string &error) {
   text = ss.str();
   return true;
 }
+
+/// graph.json + kernels.cpp + kernels.cu: a graph and its kernels in `d`.
+bool writeCompiled(const fs::path &d, const Graph &g, const std::string &cpu, const std::string &cuda,
+                   std::string &error) {
+  return writeFile(d / "graph.json", toJson(g), error) && writeFile(d / "kernels.cpp", cpu, error) &&
+         writeFile(d / "kernels.cu", cuda, error);
+}
+
+bool readCompiled(const fs::path &d, Graph &g, std::string &cpu, std::string &cuda, std::string &error) {
+  std::string graph;
+  if (!readFile(d / "graph.json", graph, error) || !readFile(d / "kernels.cpp", cpu, error) ||
+      !readFile(d / "kernels.cu", cuda, error))
+    return false;
+  std::string why;
+  if (!fromJson(graph, g, why)) {
+    error = (d / "graph.json").string() + ": " + why;
+    return false;
+  }
+  return true;
+}
 } // namespace
+
+std::string graphDigest(const Graph &g) {
+  // Of the JSON with its objects' keys sorted: a graph read back from JSON
+  // (a checkpoint's) lists its config in another order than the compiler.
+  return support::hexDigest(support::fnv1a(nlohmann::json::parse(toJson(g)).dump()));
+}
 
 bool isBundle(const std::string &path) {
   std::error_code ec;
@@ -53,14 +82,28 @@ bool writeBundle(const std::string &dir, const Bundle &b, std::string &error) {
     return false;
   }
   const fs::path d = dir;
-  return writeFile(d / "graph.json", toJson(b.graph), error) &&
-         writeFile(d / "kernels.cpp", b.cpuKernels, error) && writeFile(d / "kernels.cu", b.cudaKernels, error) &&
-         writeFile(d / kMarker, "mixc bundle " + std::to_string(kBundleVersion) + "\n", error);
+  fs::remove(d / kMarker, ec); // while it is written, the folder is no bundle
+  if (!writeCompiled(d, b.graph, b.cpuKernels, b.cudaKernels, error))
+    return false;
+  fs::remove_all(d / "rewrites", ec); // a bundle written again holds only its new rewrites
+  for (const CompiledRewrite &r : b.rewrites) {
+    const fs::path rd = d / "rewrites" / r.digest;
+    fs::create_directories(rd, ec);
+    if (ec) {
+      error = "cannot create " + rd.string() + ": " + ec.message();
+      return false;
+    }
+    if (!writeCompiled(rd, r.graph, r.cpuKernels, r.cudaKernels, error) ||
+        !writeFile(rd / "base", r.baseDigest + "\n", error))
+      return false;
+  }
+  // The marker last: a folder interrupted while written is not a bundle.
+  return writeFile(d / kMarker, "mixc bundle " + std::to_string(kBundleVersion) + "\n", error);
 }
 
 bool readBundle(const std::string &dir, Bundle &b, std::string &error) {
   const fs::path d = dir;
-  std::string marker, graph;
+  std::string marker;
   if (!readFile(d / kMarker, marker, error))
     return false;
   if (marker != "mixc bundle " + std::to_string(kBundleVersion) + "\n") {
@@ -68,15 +111,33 @@ bool readBundle(const std::string &dir, Bundle &b, std::string &error) {
             "'mixc bundle " + std::to_string(kBundleVersion) + "'): compile it again";
     return false;
   }
-  if (!readFile(d / "graph.json", graph, error) || !readFile(d / "kernels.cpp", b.cpuKernels, error) ||
-      !readFile(d / "kernels.cu", b.cudaKernels, error))
+  return readCompiled(d, b.graph, b.cpuKernels, b.cudaKernels, error);
+}
+
+bool readRewrite(const std::string &dir, const std::string &digest, CompiledRewrite &r, std::string &error) {
+  error.clear();
+  const fs::path rd = fs::path(dir) / "rewrites" / digest;
+  std::error_code ec;
+  if (!fs::is_directory(rd, ec))
     return false;
-  std::string why;
-  if (!fromJson(graph, b.graph, why)) {
-    error = (d / "graph.json").string() + ": " + why;
+  std::string base;
+  if (!readCompiled(rd, r.graph, r.cpuKernels, r.cudaKernels, error) || !readFile(rd / "base", base, error))
     return false;
-  }
+  r.digest = digest;
+  r.baseDigest = base.substr(0, base.find('\n'));
   return true;
+}
+
+bool copyRewrites(const std::string &bundleDir, const std::string &dir, std::string &error) {
+  const fs::path from = fs::path(bundleDir) / "rewrites", to = fs::path(dir) / "rewrites";
+  std::error_code ec;
+  if (!fs::is_directory(from, ec))
+    return true;
+  fs::remove_all(to, ec);
+  fs::copy(from, to, fs::copy_options::recursive, ec);
+  if (ec)
+    error = "cannot copy " + from.string() + " to " + to.string() + ": " + ec.message();
+  return !ec;
 }
 
 } // namespace mixc::graph

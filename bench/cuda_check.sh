@@ -11,7 +11,8 @@
 #                                      # builds the runtime + cuda_check against
 #                                      # python's CUDA LibTorch and runs it
 #
-# `run` writes the report to $OUT/cuda_check.txt when $OUT is set. Extra
+# bench/gpu_check.sh runs this check too, with the whole GPU path. `run`
+# writes the report to $OUT/cuda_check.txt when $OUT is set. Extra
 # arguments go to cuda_check (e.g. --arch mamba --seq 256).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +29,7 @@ prepare)
     "$MIXC" compile "stdlib/$m.mix" --emit=cu -o "$DIR/$m.cu"
     "$MIXC" compile "stdlib/$m.mix" --emit=cpp -o "$DIR/$m.cpp"
   done
-  cp -r /usr/include/nlohmann "$DIR/include/"
+  cp -r /usr/include/nlohmann /usr/include/toml++ "$DIR/include/"
   du -sh "$DIR"
   ;;
 run)
@@ -38,11 +39,12 @@ run)
   NVCC=${MIXC_NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
   BUILD=${CUDA_CHECK_BUILD:-/tmp/cuda-check-build}
   nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader || true
-  cmake -S bench/cuda_check -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" -DCMAKE_CUDA_COMPILER="$NVCC" \
-    -DNLOHMANN_JSON_INCLUDE="$PWD/$DIR/include" > "$BUILD.cmake.log" 2>&1 \
+  # The project's runtime-only configuration (no MLIR; JSON and TOML from
+  # the copied headers), its cuda_check target only.
+  cmake -S . -B "$BUILD" -G Ninja -DMIXC_WITH_COMPILER=OFF -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" -DMIXC_VENDOR_INCLUDE="$PWD/$DIR/include" > "$BUILD.cmake.log" 2>&1 \
     || { tail -40 "$BUILD.cmake.log"; exit 1; }
-  ninja -C "$BUILD" > "$BUILD.ninja.log" 2>&1 || { tail -40 "$BUILD.ninja.log"; exit 1; }
+  ninja -C "$BUILD" cuda_check > "$BUILD.ninja.log" 2>&1 || { tail -40 "$BUILD.ninja.log"; exit 1; }
   # Torch's own libraries (libtorch_cuda, libc10_cuda) sit beside the prefix.
   export LD_LIBRARY_PATH="$(python3 -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib"))'):${LD_LIBRARY_PATH:-}"
   # The device's own architecture only: half the nvcc time.
@@ -50,7 +52,7 @@ run)
   export MIXC_NVCC="$NVCC" MIXC_CUDA_ARCHS="${MIXC_CUDA_ARCHS:-${ARCH:-90}}"
   export MIXC_KERNEL_CACHE=${MIXC_KERNEL_CACHE:-/tmp/mixc-kernels}
   REPORT=${OUT:-/tmp}/cuda_check.txt
-  "$BUILD/cuda_check" "$DIR" --device cuda "$@" 2>&1 | tee "$REPORT"
+  "$BUILD/bench/cuda_check" "$DIR" --device cuda "$@" 2>&1 | tee "$REPORT"
   ;;
 *)
   sed -n 2,16p "$0"

@@ -459,8 +459,10 @@ void printEstimate(const Spec &s, const std::vector<Cell> &cells,
       writeFileAtomically(file.string(), text.str());
       std::string timing, err;
       out << std::flush;
-      int code = support::runCapture({o.self, "train", file.string(), "--time-steps", "5",
-                             "--backend=" + o.backend}, timing, err);
+      std::vector<std::string> argv = {o.self, "train", file.string(), "--time-steps", "5", "--backend=" + o.backend};
+      if (!o.devices.empty() && o.engine == "local") // timed where the cells will run
+        argv.push_back("--device=" + o.devices.front());
+      int code = support::runCapture(argv, timing, err);
       double steps = field(timing, "total_steps"), step = field(timing, "step_s"),
              eval = field(timing, "eval_s");
       double secs = code == 0 && steps > 0 && step > 0 ? steps * step + std::max(0.0, eval) : -1;
@@ -483,9 +485,10 @@ void printEstimate(const Spec &s, const std::vector<Cell> &cells,
   fs::remove_all(scratch, ec);
   int64_t jobs = jobsOf(o, s);
   out << format("estimate: %zu cells to run (%zu distinct shapes timed, 5 steps each, --backend=%s): "
-                "%s of CPU time, about %s wall at --jobs %lld (training and evaluation; "
+                "%s of %s time, about %s wall at --jobs %lld (training and evaluation; "
                 "interventions and early stopping not counted)\n",
                 counted, shapes, o.backend.c_str(), hours(total).c_str(),
+                o.devices.empty() || o.engine != "local" ? "CPU" : o.devices.front().c_str(),
                 hours(total / static_cast<double>(jobs)).c_str(), (long long)jobs);
 }
 
@@ -746,6 +749,8 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
     if (!o.scale.empty())
       job.command.insert(job.command.end(), {"--scale", o.scale});
     job.command.insert(job.command.end(), {"--out", out.string(), "--backend=" + o.backend});
+    if (!o.devices.empty()) // each array task has its own GPU (gres): the device as given
+      job.command.push_back("--device=" + o.devices.front().substr(0, o.devices.front().find(':')));
     job.workDir = fs::current_path().string();
     job.logDir = (out / "slurm").string();
     job.settings = s.slurm;
@@ -812,6 +817,7 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
   struct Running {
     size_t cell;
     std::chrono::steady_clock::time_point start;
+    int64_t slot; // which of the `jobs` slots (its device: o.devices)
   };
   std::map<pid_t, Running> running;
   size_t next = 0, done = 0, failed = 0;
@@ -820,6 +826,12 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
   bool interrupted = false;
 
   auto launch = [&](size_t i) {
+    auto taken = [&](int64_t k) {
+      return std::any_of(running.begin(), running.end(), [&](const auto &r) { return r.second.slot == k; });
+    };
+    int64_t slot = 0; // the first free one
+    while (taken(slot))
+      ++slot;
     const Cell &c = cells[i];
     fs::path dir = s.out / c.name;
     fs::create_directories(dir);
@@ -827,6 +839,8 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
     std::vector<std::vector<std::string>> cmds;
     std::vector<std::string> train = {o.self, "train", (dir / "cell.toml").string(), "--quiet",
                                       "--backend=" + o.backend};
+    if (!o.devices.empty())
+      train.push_back("--device=" + o.devices[static_cast<size_t>(slot) % o.devices.size()]);
     if (fs::exists(dir / "checkpoint.pt"))
       train.push_back("--resume"); // an interrupted cell continues
     cmds.push_back(train);
@@ -840,7 +854,7 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
       io.log << "error: cannot start a process for " << c.name << "; stopping the sweep\n";
       return false;
     }
-    running[pid] = {i, std::chrono::steady_clock::now()};
+    running[pid] = {i, std::chrono::steady_clock::now(), slot};
     return true;
   };
 

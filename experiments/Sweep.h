@@ -39,6 +39,11 @@ struct SweepOptions {
   std::string outDir;      // empty: [sweep] out
   int64_t jobs = 0;        // 0: [sweep] jobs, else the number of cores
   std::string backend = "auto"; // passed to every cell's `mixc train --backend`
+  /// --device: the device of each of the `jobs` slots, in turn (a cell's
+  /// `mixc train --device` is its slot's): {"cuda:0", "cuda:1"} with 2 jobs
+  /// a GPU runs 4 cells at once, 2 on each. Empty: the CPU. Interventions
+  /// run on the CPU.
+  std::vector<std::string> devices;
   bool dryRun = false;     // list the cells, their configs and the estimated CPU time
   bool retryFailed = false;
   std::string engine = "local"; // local: child processes here; slurm: a job array (experiments/Slurm.h)

@@ -20,7 +20,7 @@
 // runtime's reference sweep.
 //
 // Links the runtime only (no MLIR): it builds on the device machine against
-// python's CUDA LibTorch (bench/cuda_check/CMakeLists.txt).
+// python's CUDA LibTorch (the runtime-only configuration: bench/cuda_check.sh).
 //
 //===----------------------------------------------------------------------===//
 #include "Peers.h"

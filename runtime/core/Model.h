@@ -52,6 +52,8 @@ public:
   /// Moves every parameter and buffer to `device` (before the optimiser
   /// takes them). Generated regions need a kernel library for that device.
   void to(const at::Device &device);
+  /// Where the parameters are (the CPU for a model without any).
+  at::Device device() const { return tensors_.empty() ? at::Device(at::kCPU) : tensors_[0].second.device(); }
 
   const graph::Graph &graph() const { return graph_; }
   /// All parameters and buffers, by name, in graph order.

@@ -1,6 +1,7 @@
 //===- KernelBuild.cpp - compile, cache and dlopen generated kernels --------===//
 #include "runtime/kernels/KernelBuild.h"
 #include "abi/Graph.h"
+#include "support/Digest.h"
 #include "support/Process.h"
 
 #include <dlfcn.h>
@@ -29,12 +30,6 @@ const char *kCudaFlags = "-std=c++17 -O3 --expt-relaxed-constexpr -Xcompiler -fP
 std::string env(const char *name) {
   const char *v = std::getenv(name);
   return v && *v ? v : "";
-}
-
-uint64_t fnv1a(const std::string &text, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : text)
-    h = (h ^ c) * 1099511628211ull;
-  return h;
 }
 
 /// -march=native code must not be loaded on another CPU from a shared cache.
@@ -116,11 +111,10 @@ std::string compilerCommand(Target target) {
 std::shared_ptr<Library> buildLibrary(const std::string &source, std::string &error, Target target) {
   const std::vector<std::string> argv = compilerArgv(target);
   const std::string command = compilerCommand(target);
-  char hash[32];
-  std::snprintf(hash, sizeof hash, "%016llx",
-                static_cast<unsigned long long>(fnv1a(cpuModel(), fnv1a(command, fnv1a(source)))));
+  using support::fnv1a;
+  const std::string hash = support::hexDigest(fnv1a(cpuModel(), fnv1a(command, fnv1a(source))));
   fs::path dir = cacheDir();
-  fs::path lib = dir / (std::string(hash) + ".so");
+  fs::path lib = dir / (hash + ".so");
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
     error = "the kernel cache " + dir.string() + " is not a directory (set MIXC_KERNEL_CACHE)";
@@ -140,7 +134,7 @@ std::shared_ptr<Library> buildLibrary(const std::string &source, std::string &er
     return nullptr;
   }
   // Unique temporaries per process: sweeps build the same library at once.
-  std::string stem = std::string(hash) + ".tmp" + std::to_string(::getpid());
+  std::string stem = hash + ".tmp" + std::to_string(::getpid());
   fs::path src = dir / (stem + (target == Target::Cuda ? ".cu" : ".cpp")), tmp = dir / (stem + ".so"), log = dir / (stem + ".log");
   {
     std::ofstream out(src, std::ios::binary);

@@ -19,10 +19,22 @@ void fsyncPath(const std::string &path, int flags) {
     ::close(fd);
   }
 }
+/// Moves AdamW's state (moments; its step count stays) to `device`.
+void moveOptimizerState(torch::optim::AdamW &optimizer, const at::Device &device) {
+  for (auto &[key, state] : optimizer.state()) {
+    auto &s = static_cast<torch::optim::AdamWParamState &>(*state);
+    if (s.exp_avg().defined())
+      s.exp_avg(s.exp_avg().to(device));
+    if (s.exp_avg_sq().defined())
+      s.exp_avg_sq(s.exp_avg_sq().to(device));
+    if (s.max_exp_avg_sq().defined())
+      s.max_exp_avg_sq(s.max_exp_avg_sq().to(device));
+  }
+}
 } // namespace
 
 void saveCheckpoint(const std::string &path, const rt::Model &model,
-                    const torch::optim::AdamW *optimizer, const CheckpointMeta &meta) {
+                    torch::optim::AdamW *optimizer, const CheckpointMeta &meta) {
   torch::serialize::OutputArchive archive;
   archive.write("format", c10::IValue(std::string("mixc-checkpoint-1")));
   archive.write("step", c10::IValue(meta.step));
@@ -31,13 +43,20 @@ void saveCheckpoint(const std::string &path, const rt::Model &model,
   archive.write("graph", c10::IValue(meta.graphJson));
   archive.write("settings", c10::IValue(meta.settings));
   torch::serialize::OutputArchive weights;
+  // Host tensors only, so that a checkpoint loads on any machine (one
+  // trained on a GPU is evaluated and intervened on a CPU, and back).
+  const at::Device device = model.device();
   for (const auto &[name, t] : model.tensors())
-    weights.write(name, t.detach(), /*is_buffer=*/true);
+    weights.write(name, t.detach().to(at::kCPU), /*is_buffer=*/true);
   archive.write("weights", weights);
   if (optimizer) {
+    if (!device.is_cpu())
+      moveOptimizerState(*optimizer, at::kCPU);
     torch::serialize::OutputArchive opt;
     optimizer->save(opt);
     archive.write("optimizer", opt);
+    if (!device.is_cpu())
+      moveOptimizerState(*optimizer, device);
   }
   std::string tmp = path + ".tmp";
   archive.save_to(tmp);
@@ -97,7 +116,7 @@ bool loadCheckpoint(const std::string &path, rt::Model &model, torch::optim::Ada
                     CheckpointMeta &meta, std::string &error) {
   try {
     torch::serialize::InputArchive archive;
-    archive.load_from(path);
+    archive.load_from(path, at::Device(at::kCPU)); // older GPU checkpoints too
     if (!readMeta(archive, meta, error))
       return false;
     torch::serialize::InputArchive weights;
@@ -127,6 +146,8 @@ bool loadCheckpoint(const std::string &path, rt::Model &model, torch::optim::Ada
         return false;
       }
       optimizer->load(opt);
+      if (!model.device().is_cpu())
+        moveOptimizerState(*optimizer, model.device()); // loaded on the host
     }
     return true;
   } catch (const std::exception &e) {

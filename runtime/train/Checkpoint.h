@@ -22,9 +22,10 @@ struct CheckpointMeta {
 };
 
 /// Writes to `path.tmp`, fsyncs, renames over `path`: a crash leaves the
-/// previous checkpoint intact.
+/// previous checkpoint intact. Tensors are written as host tensors (the
+/// optimiser's state visits the host for it, whatever device it is on).
 void saveCheckpoint(const std::string &path, const rt::Model &model,
-                    const torch::optim::AdamW *optimizer, const CheckpointMeta &meta);
+                    torch::optim::AdamW *optimizer, const CheckpointMeta &meta);
 
 /// Reads only the metadata (config, graph, step).
 bool readCheckpointMeta(const std::string &path, CheckpointMeta &meta, std::string &error);

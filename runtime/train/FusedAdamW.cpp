@@ -1,5 +1,6 @@
 //===- FusedAdamW.cpp - AdamW as one pass over each parameter ---------------===//
 #include "runtime/train/FusedAdamW.h"
+#include "runtime/core/TorchCompat.h"
 
 #include <cmath>
 
@@ -25,7 +26,7 @@ bool plainFloat(const at::Tensor &t) {
   return t.scalar_type() == at::kFloat && t.is_contiguous() && t.device().is_cpu() && !t.is_sparse();
 }
 
-std::string keyOf(const at::Tensor &p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }
+compat::OptimizerStateKey keyOf(const at::Tensor &p) { return compat::optimizerStateKey(p); }
 
 /// Whether every tensor the step touches suits the fused loop (a state
 /// restored from a checkpoint is checked too).
@@ -62,7 +63,7 @@ void fusedAdamWStep(torch::optim::AdamW &opt) {
     for (auto &p : group.params()) {
       if (!p.grad().defined())
         continue;
-      const std::string key = keyOf(p);
+      const compat::OptimizerStateKey key = keyOf(p);
       auto &states = opt.state();
       auto it = states.find(key);
       if (it == states.end()) { // as adamw.cpp: zero moments at step 0

@@ -9,6 +9,7 @@
 #include "runtime/train/Trainer.h"
 #include "runtime/core/Model.h"
 #include "runtime/train/Batches.h"
+#include "runtime/core/Device.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/FusedAdamW.h"
 #include "runtime/train/Report.h"
@@ -35,9 +36,10 @@ struct Batch {
   at::Tensor tokens, readout, target;
 };
 
-Batch batchOf(const tasks::Dataset &d, int64_t from, int64_t to) {
+/// The data stays on the host; a batch moves to the model's device once.
+Batch batchOf(const tasks::Dataset &d, int64_t from, int64_t to, const at::Device &device) {
   at::Tensor tokens = int64Rows(d.tokens, from, to, d.seqLen).narrow(1, 0, d.maxLength(from, to));
-  return {tokens, int64Slice(d.readout, from, to), int64Slice(d.target, from, to)};
+  return {tokens.to(device), int64Slice(d.readout, from, to).to(device), int64Slice(d.target, from, to).to(device)};
 }
 
 /// protocol §4's optimiser: AdamW, β = (0.9, 0.999), ε = 1e-8, no weight decay.
@@ -61,13 +63,13 @@ StepCount stepCount(const TrainConfig &c, const tasks::Dataset &trainSet) {
 /// One optimiser step on the batch for `step` (each epoch walks the set in
 /// order). Returns the batch's loss, logits and targets; `first` is its row.
 struct StepResult {
-  int64_t first;
+  int64_t first = 0;
   at::Tensor loss, logits, target;
 };
 StepResult trainStep(rt::Model &m, torch::optim::AdamW &optimizer, const tasks::Dataset &trainSet,
                      const TrainConfig &c, int64_t perEpoch, int64_t step) {
   int64_t first = (step % perEpoch) * c.batchSize;
-  Batch batch = batchOf(trainSet, first, first + c.batchSize);
+  Batch batch = batchOf(trainSet, first, first + c.batchSize, m.device());
   rt::Model::Options o;
   o.readout = batch.readout;
   at::Tensor logits = m.forward(batch.tokens, o).squeeze(1);
@@ -99,7 +101,7 @@ EvalResult evaluateOn(const rt::Model &m, const tasks::Dataset &d, int64_t n, in
   n = std::min<int64_t>(n, d.size());
   double correct = 0, prob = 0;
   for (int64_t i = 0; i < n; i += batch) {
-    Batch b = batchOf(d, i, std::min(n, i + batch));
+    Batch b = batchOf(d, i, std::min(n, i + batch), m.device());
     rt::Model::Options o;
     o.readout = b.readout;
     at::Tensor logits = m.forward(b.tokens, o).squeeze(1);
@@ -202,6 +204,9 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
   }
   rt::setThreads(static_cast<int>(c.threads));
   std::string error;
+  at::Device device(at::kCPU);
+  if (!rt::resolveDevice(opts.device, device, error))
+    return Status::failed(error);
   std::unique_ptr<rt::Model> model = buildModel(g, opts.kernels, io.log, error);
   if (!model)
     return Status::failed(error);
@@ -243,6 +248,7 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
       return abandon(Status::failed("--init-from " + loaded.message()));
     io.log << "initialised from " << opts.initFrom << "\n";
   }
+  model->to(device); // initialised on the host (the same weights on every device), then moved
   torch::optim::AdamW optimizer = makeOptimizer(*model, c);
   const StepCount count = stepCount(c, trainSet);
   const int64_t stepsPerEpoch = count.perEpoch, total = count.total;
@@ -284,7 +290,8 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
             << " threads" << (at::get_num_threads() > 1 && std::getenv("OMP_WAIT_POLICY")
                                   ? std::string(" (OMP_WAIT_POLICY=") + std::getenv("OMP_WAIT_POLICY") + ")"
                                   : std::string())
-            << ", " << (opts.kernels ? "generated" : "libtorch") << " back end\n";
+            << ", " << (opts.kernels ? "generated" : "libtorch") << " back end"
+            << (device.is_cpu() ? std::string() : ", on " + device.str()) << "\n";
 
   auto record = [&](double loss, double acc, double tps, double elapsed) {
     EvalResult e = evaluateOn(*model, testSet, c.evalSize, c.evalBatch);
@@ -378,6 +385,9 @@ support::Status timeSteps(const TrainConfig &c, const graph::Graph &g, const Run
                           StepTiming &out, std::ostream &log) {
   rt::setThreads(static_cast<int>(c.threads));
   std::string error;
+  at::Device device(at::kCPU);
+  if (!rt::resolveDevice(opts.device, device, error))
+    return support::Status::failed(error);
   std::unique_ptr<rt::Model> model = buildModel(g, opts.kernels, log, error);
   if (!model)
     return support::Status::failed(error);
@@ -386,13 +396,17 @@ support::Status timeSteps(const TrainConfig &c, const graph::Graph &g, const Run
     return loaded;
   const tasks::Dataset &trainSet = data.train;
   model->initParameters(c.seed);
+  model->to(device);
   torch::optim::AdamW optimizer = makeOptimizer(*model, c);
   const StepCount count = stepCount(c, trainSet);
   out.totalSteps = count.total;
   trainStep(*model, optimizer, trainSet, c, count.perEpoch, 0); // warm-up: allocations, first-touch
   auto start = std::chrono::steady_clock::now();
+  StepResult last;
   for (int64_t s = 1; s <= steps; ++s)
-    trainStep(*model, optimizer, trainSet, c, count.perEpoch, s);
+    last = trainStep(*model, optimizer, trainSet, c, count.perEpoch, s);
+  if (last.loss.defined())
+    last.loss.item<double>(); // a GPU runs behind the host: wait for the last step
   auto mid = std::chrono::steady_clock::now();
   evaluateOn(*model, data.test, c.evalSize, c.evalBatch);
   auto end = std::chrono::steady_clock::now();

@@ -26,6 +26,7 @@ struct RunOptions {
   std::shared_ptr<const kernels::Library> kernels; // --backend=generated: the built kernels, opened
   std::set<std::string> overrides; // --override: settings --resume may change (overridableOnResume)
   std::string initFrom; // --init-from: start from these weights (runtime/train/Weights.h), not the init rules
+  std::string device = "cpu"; // --device: cpu, cuda or cuda:N (runtime/core/Device.h)
 };
 
 /// Sets the model's `vocab` parameter to the task's vocabulary size (an

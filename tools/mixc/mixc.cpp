@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dsl/Frontend.h"
-#include "mix/Compiler.h"
+#include "mix/Compiler.h" // plain C++; its functions exist only when MIXC_WITH_COMPILER
 #include "mix/Names.h"
 #include "dsl/Rewrite.h"
 #include "experiments/ExperimentReport.h"
@@ -26,7 +26,7 @@
 #include "abi/Graph.h"
 #include "abi/StateLayout.h"
 #include "runtime/kernels/KernelBuild.h"
-#include <torch/cuda.h>
+#include "runtime/core/Device.h"
 #include "runtime/train/Config.h"
 #include "runtime/train/Align.h"
 #include "runtime/train/Attribute.h"
@@ -35,6 +35,7 @@
 #include "runtime/train/Weights.h"
 #include "abi/Bundle.h"
 #include "support/AtomicWrite.h"
+#include "support/Digest.h"
 #include "support/Process.h"
 #include "support/TextFile.h"
 #include "support/Suggest.h"
@@ -122,14 +123,18 @@ options:
                      ~/.cache/mixc/kernels) or auto (generated where the kernels
                      build, else LibTorch, saying why); sweep: passed to every
                      cell (default auto)
-  --device D         compile --backend=generated: build the kernels for cpu
-                     (default) or cuda (nvcc: $MIXC_NVCC or /usr/local/cuda/bin/nvcc,
-                     for the GPU architectures in $MIXC_CUDA_ARCHS, default "80 90")
+  --device D         train, sweep: cpu (default), cuda or cuda:N (needs mixc built against a
+                     CUDA LibTorch; the data stays on the host, checkpoints hold host
+                     tensors; a sweep's cuda spreads its cells over every visible GPU,
+                     its interventions run on the CPU); compile --backend=generated: build the kernels for cpu
+                     or cuda (nvcc: $MIXC_NVCC or /usr/local/cuda/bin/nvcc, for the
+                     GPU architectures in $MIXC_CUDA_ARCHS, default "80 90")
   --stop-after N     train: stop as if interrupted after N steps (tests resuming)
   --time-steps N     train: time N steps and one evaluation, print the run's cost
                      ("timing: ..."), write no run folder (sweep --dry-run uses it)
   --scale NAME       sweep: use the file's [scale.NAME] preset (e.g. small)
   --jobs N           sweep: runs at once (default: [sweep] jobs, else the cores)
+  --jobs-per-gpu K   sweep --device=cuda: K runs at once on each visible GPU
   --dry-run          sweep: list the cells and the first cell's config (with
                      --engine=slurm: print the batch script, submit nothing)
   --retry-failed     sweep: run failed cells again
@@ -162,14 +167,15 @@ struct Options {
   int64_t stopAfter = 0, maxSteps = 0, timeSteps = 0;
   std::string outDir;
   int64_t size = 0;
-  std::string rewrite;
+  std::string rewrite;               // the first --rewrite
+  std::vector<std::string> rewrites; // every --rewrite (compile --emit=bundle takes several)
   std::string backend; // empty: libtorch, or auto for sweep
   std::string device = "cpu";
   std::string scale, title;
   std::string initFrom;             // train --init-from
   std::string save;                 // intervene --save: node names or patterns, comma-separated
   std::string format = "safetensors"; // export --format
-  int64_t jobs = 0;
+  int64_t jobs = 0, jobsPerGpu = 0; // sweep
   bool dryRun = false, retryFailed = false;
   std::string engine = "local", cell; // sweep
   bool status = false;
@@ -222,7 +228,7 @@ const std::map<std::string, std::set<std::string>> &optionsOf() {
       {"attribute", {"--out", "--size", "--check", "--check-top", "--backend"}},
       {"align", {"--out", "--size", "--backend", "--steps", "--lr", "--batch", "--train-docs", "--quiet"}},
       {"sweep", {"--scale", "--out", "--jobs", "--backend", "--dry-run", "--retry-failed", "--engine", "--cell",
-                 "--status", "--slurm"}},
+                 "--status", "--slurm", "--device", "--jobs-per-gpu"}},
       {"report", {"-o", "--title"}},
       {"eval", {"--size"}},
       {"export", {"-o", "--format"}},
@@ -338,7 +344,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
     } else if (is("--out")) {
       o.outDir = value("--out");
     } else if (is("--rewrite")) {
-      o.rewrite = value("--rewrite");
+      o.rewrites.push_back(value("--rewrite"));
+      o.rewrite = o.rewrites.front();
     } else if (is("--backend")) {
       o.backend = value("--backend");
       if (o.backend != "libtorch" && o.backend != "generated" && o.backend != "auto") {
@@ -347,8 +354,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       }
     } else if (is("--device")) {
       o.device = value("--device");
-      if (o.device != "cpu" && o.device != "cuda") {
-        problem = "--device must be cpu or cuda, got '" + o.device + "'";
+      if (!mixc::rt::isDeviceSpec(o.device)) {
+        problem = "--device must be cpu, cuda or cuda:N, got '" + o.device + "'";
         return false;
       }
     } else if (is("--max-steps")) {
@@ -395,6 +402,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
         problem = "--format must be safetensors, got '" + o.format + "'";
         return false;
       }
+    } else if (is("--jobs-per-gpu")) {
+      o.jobsPerGpu = positive("--jobs-per-gpu");
     } else if (is("--size")) {
       o.size = positive("--size");
     } else if (!a.empty() && a[0] == '-') {
@@ -405,6 +414,10 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
     }
     if (!problem.empty())
       return false;
+  }
+  if (o.rewrites.size() > 1 && !(o.command == "compile" && o.emit == "bundle")) {
+    problem = "--rewrite is given once (several only with compile --emit=bundle)";
+    return false;
   }
   return true;
 }
@@ -432,9 +445,24 @@ std::vector<std::string> searchPath(const Options &o) {
   return dirs;
 }
 
+#if !MIXC_WITH_COMPILER
+/// The runtime-only build's answer wherever the compiler is needed.
+void noCompiler(const std::string &what) {
+  std::cerr << "error: " << what << " needs the compiler, and this mixc is the runtime-only build "
+            << "(-DMIXC_WITH_COMPILER=OFF): on a machine with the full build, compile the model to a "
+            << "bundle (mixc compile X.mix --emit=bundle -o DIR, with --rewrite S.rw for each intervention "
+            << "script) and name the bundle as the config's model.file\n";
+}
+#endif
+
 /// Front end + compiler up to the runtime graph.
 bool compileFile(const Options &o, const std::string &file, mix::CompileResult &result,
                  mix::Stage stage = mix::Stage::Lowered) {
+#if !MIXC_WITH_COMPILER
+  (void)o, (void)result, (void)stage;
+  noCompiler("compiling " + file);
+  return false;
+#endif
   mixc::dsl::Frontend fe(searchPath(o));
   if (!fe.load(file, std::cerr))
     return false;
@@ -445,8 +473,72 @@ bool compileFile(const Options &o, const std::string &file, mix::CompileResult &
   mixc::dsl::RwScript script;
   if (!o.rewrite.empty() && !mixc::dsl::loadRewrite(o.rewrite, sources, script, std::cerr))
     return false;
+#if MIXC_WITH_COMPILER
   return mix::compileProgram(*program, sources, stage, result, std::cerr,
                              o.rewrite.empty() ? nullptr : &script);
+#endif
+}
+
+/// What names a compiled intervention script in a bundle: the digest of its
+/// text and of the vectors its add(FILE) actions read (the files' contents
+/// are part of the rewritten graph).
+std::string scriptDigest(const std::string &text, const mixc::dsl::RwScript &script) {
+  using mixc::support::fnv1a;
+  uint64_t h = fnv1a(text);
+  for (const auto &cell : script.cells)
+    for (const auto &a : cell.actions)
+      for (double v : a.vector) {
+        char num[40];
+        std::snprintf(num, sizeof num, " %.17g", v);
+        h = fnv1a(num, h);
+      }
+  return mixc::support::hexDigest(h);
+}
+
+/// Reads and parses an intervention script, with its digest.
+bool loadScript(const std::string &path, mixc::dsl::SourceManager &sources, mixc::dsl::RwScript &script,
+                std::string &digest) {
+  std::string text, error;
+  if (!mixc::support::readTextFile(path, text, error, 16u << 20)) {
+    std::cerr << "error: " << error << "\n";
+    return false;
+  }
+  if (!mixc::dsl::loadRewrite(path, sources, script, std::cerr))
+    return false;
+  digest = scriptDigest(text, script);
+  return true;
+}
+
+/// The compiler's rewrite of `graph` by `script`, or (runtime-only build)
+/// the one compiled into `runDir` from its bundle.
+bool rewriteFor(const mixc::graph::Graph &graph, const std::string &scriptPath, const mixc::dsl::RwScript &script,
+                const std::string &digest, const mixc::dsl::SourceManager &sources, const std::string &runDir,
+                mix::CompileResult &out) {
+#if MIXC_WITH_COMPILER
+  (void)scriptPath, (void)digest, (void)runDir;
+  return mix::rewriteGraph(graph, script, sources, out, std::cerr);
+#else
+  (void)script, (void)sources;
+  mixc::graph::CompiledRewrite r;
+  std::string error;
+  if (!mixc::graph::readRewrite(runDir, digest, r, error)) {
+    if (!error.empty())
+      std::cerr << "error: " << error << "\n";
+    else
+      noCompiler("applying " + scriptPath + " (it is not among the scripts compiled into " + runDir +
+                 "/rewrites from the run's bundle)");
+    return false;
+  }
+  if (r.baseDigest != mixc::graph::graphDigest(graph)) {
+    std::cerr << "error: " << scriptPath << " was compiled into " << runDir
+              << "/rewrites against another graph than the run's: compile the bundle again\n";
+    return false;
+  }
+  out.graph = std::move(r.graph);
+  out.cpuKernels = std::move(r.cpuKernels);
+  out.cudaKernels = std::move(r.cudaKernels);
+  return true;
+#endif
 }
 
 /// --backend=generated (or auto): the model's generated kernels as a shared
@@ -458,7 +550,7 @@ std::shared_ptr<const mixc::kernels::Library> kernelLibrary(const Options &o, co
     return nullptr;
   auto start = std::chrono::steady_clock::now();
   std::string error;
-  const bool cuda = o.device == "cuda";
+  const bool cuda = o.device != "cpu";
   std::shared_ptr<const mixc::kernels::Library> library = mixc::kernels::buildLibrary(
       cuda ? result.cudaKernels : result.cpuKernels, error,
       cuda ? mixc::kernels::Target::Cuda : mixc::kernels::Target::Cpu);
@@ -494,13 +586,31 @@ int cmdCompile(const Options &o) {
   mix::Stage stage = o.emit == "mlir-import" ? mix::Stage::Import : mix::Stage::Lowered;
   if (o.emit == "bundle" && o.output.empty())
     return usage("--emit=bundle writes a folder: give it with -o DIR");
-  if (!compileFile(o, o.files[0], result, stage))
+  Options base = o;
+  if (o.emit == "bundle") // the scripts are compiled against the plain model, as `mixc intervene` does
+    base.rewrite.clear();
+  if (!compileFile(base, o.files[0], result, stage))
     return 1;
   if (o.backend == "generated" && !kernelLibrary(o, result))
     return 1;
   if (o.emit == "bundle") {
+    mixc::graph::Bundle bundle{result.graph, result.cpuKernels, result.cudaKernels, {}};
+    for (const std::string &path : o.rewrites) {
+      mixc::dsl::SourceManager sources;
+      mixc::dsl::RwScript script;
+      mixc::graph::CompiledRewrite r;
+      mix::CompileResult rewritten;
+      if (!loadScript(path, sources, script, r.digest) ||
+          !rewriteFor(result.graph, path, script, r.digest, sources, "", rewritten))
+        return 1;
+      r.baseDigest = mixc::graph::graphDigest(result.graph);
+      r.graph = std::move(rewritten.graph);
+      r.cpuKernels = std::move(rewritten.cpuKernels);
+      r.cudaKernels = std::move(rewritten.cudaKernels);
+      bundle.rewrites.push_back(std::move(r));
+    }
     std::string error;
-    if (!mixc::graph::writeBundle(o.output, {result.graph, result.cpuKernels, result.cudaKernels}, error)) {
+    if (!mixc::graph::writeBundle(o.output, bundle, error)) {
       std::cerr << "error: " << error << "\n";
       return 1;
     }
@@ -534,17 +644,17 @@ int cmdNames(const Options &o) {
   mix::CompileResult result;
   if (!compileFile(o, o.files[0], result))
     return 1;
+#if MIXC_WITH_COMPILER
   return emit(o, mix::formatNamedPoints(mix::namedPoints(result.graph)));
+#endif
+  return 1; // compileFile failed
 }
 int cmdTrain(const Options &o) {
   if (o.files.size() > 1)
     return usage("train takes at most one config file");
-  if (o.device != "cpu") { // one line, exit 1: what this build can and cannot do
-    std::cerr << "error: --device=" << o.device
-              << (torch::cuda::is_available()
-                      ? ": training on a GPU is not implemented yet; mixc train runs on the CPU"
-                      : ": this mixc's LibTorch has no CUDA (Debian's is CPU-only); mixc train runs on the CPU")
-              << " (bench/cuda_check runs the generated CUDA kernels on a device)\n";
+  std::string error0;
+  if (at::Device device(at::kCPU); !mixc::rt::resolveDevice(o.device, device, error0)) {
+    std::cerr << "error: " << error0 << "\n"; // one line, exit 1: what this LibTorch or machine lacks
     return 1;
   }
   std::string text, path = "<built-in default config>", baseDir = ".";
@@ -596,7 +706,13 @@ int cmdTrain(const Options &o) {
   for (const auto &[k, v] : config.modelConfig)
     compile.config.push_back({k, v});
   mix::CompileResult result;
-  if (mixc::graph::isBundle(config.modelFile)) { // compiled already: no compiler needed
+  const bool fromBundle = mixc::graph::isBundle(config.modelFile);
+  if (fromBundle) { // compiled already: no compiler needed
+    if (!o.rewrite.empty()) {
+      std::cerr << "error: --rewrite: model.file " << config.modelFile
+                << " is a compiled bundle; compile the model with the script instead\n";
+      return 1;
+    }
     mixc::graph::Bundle bundle;
     std::string error;
     if (!mixc::graph::readBundle(config.modelFile, bundle, error)) {
@@ -622,7 +738,8 @@ int cmdTrain(const Options &o) {
   } else if (!compileFile(compile, config.modelFile, result)) {
     return 1;
   }
-  mixc::train::RunOptions run{o.resume, o.quiet, o.stopAfter, kernelLibrary(o, result), o.overrides, o.initFrom};
+  mixc::train::RunOptions run{o.resume, o.quiet, o.stopAfter, kernelLibrary(o, result), o.overrides, o.initFrom,
+                              o.device};
   if (o.backend == "generated" && !run.kernels)
     return 1;
   if (o.timeSteps > 0) {
@@ -635,7 +752,19 @@ int cmdTrain(const Options &o) {
                 run.kernels ? "generated" : "libtorch");
     return 0;
   }
-  return report(mixc::train::train(config, result.graph, run, {std::cout, std::cerr}));
+  const mixc::support::Status status = mixc::train::train(config, result.graph, run, {std::cout, std::cerr});
+  // The bundle's compiled intervention scripts go with the run, so that a
+  // runtime-only mixc can intervene on it wherever the run folder goes.
+  std::error_code ec;
+  if (fromBundle && std::filesystem::is_directory(config.outDir, ec)) {
+    std::string error;
+    if (!mixc::graph::copyRewrites(config.modelFile, config.outDir, error)) {
+      report(status);
+      std::cerr << "error: " << error << "\n";
+      return 1;
+    }
+  }
+  return report(status);
 }
 
 /// --save: each comma-separated name or pattern to the graph's nodes and
@@ -688,6 +817,7 @@ struct ScriptRun {
 /// head's logits, which are the readout itself: 1 at the query, 0 elsewhere)
 /// at key, value, divider and query; coordinates node × position, in graph
 /// order.
+#if MIXC_WITH_COMPILER
 mixc::dsl::RwScript everyPoint(const mixc::graph::Graph &g) {
   mixc::dsl::RwScript s;
   for (const mix::NamedPoint &p : mix::namedPoints(g)) {
@@ -709,6 +839,7 @@ mixc::dsl::RwScript everyPoint(const mixc::graph::Graph &g) {
   }
   return s;
 }
+#endif
 
 bool loadScriptRun(const Options &o, const char *command, ScriptRun &run) {
   const bool scriptless = std::string(command) == "attribute" && o.files.size() == 1;
@@ -725,11 +856,22 @@ bool loadScriptRun(const Options &o, const char *command, ScriptRun &run) {
   }
   mixc::dsl::SourceManager sources;
   mixc::dsl::RwScript script;
-  if (scriptless)
+  std::string digest;
+  if (scriptless) {
+#if MIXC_WITH_COMPILER
     script = everyPoint(graph);
-  else if (!mixc::dsl::loadRewrite(o.files[1], sources, script, std::cerr))
+#else
+    noCompiler("attribute without a script (every named node)");
     return false;
-  if (!mix::rewriteGraph(graph, script, sources, run.rewritten, std::cerr))
+#endif
+  } else if (!loadScript(o.files[1], sources, script, digest)) {
+    return false;
+  }
+  std::error_code ec;
+  const std::filesystem::path runDir = std::filesystem::is_directory(o.files[0], ec)
+                                           ? std::filesystem::path(o.files[0])
+                                           : std::filesystem::path(run.checkpoint).parent_path();
+  if (!rewriteFor(graph, scriptless ? "" : o.files[1], script, digest, sources, runDir.string(), run.rewritten))
     return false;
   run.spec.corrupt = script.corrupt;
   run.spec.swap = script.swap;
@@ -819,6 +961,22 @@ int cmdSweep(const Options &o) {
   s.cell = o.cell;
   s.status = o.status;
   s.slurm = o.slurm;
+  if (o.device != "cpu") {
+    std::string error;
+    if (o.engine == "slurm") // the compute nodes have the GPUs, not this one
+      s.devices = {o.device};
+    else if (!mixc::rt::expandDevice(o.device, s.devices, error)) {
+      std::cerr << "error: " << error << "\n";
+      return 1;
+    }
+    if (o.jobsPerGpu > 0) {
+      if (o.jobs > 0)
+        return usage("sweep takes --jobs or --jobs-per-gpu, not both");
+      s.jobs = o.jobsPerGpu * static_cast<int64_t>(s.devices.size());
+    }
+  } else if (o.jobsPerGpu > 0) {
+    return usage("--jobs-per-gpu needs --device=cuda (or cuda:N)");
+  }
   std::error_code ec;
   s.self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   s.projectRoot = MIXC_SOURCE_ROOT;

@@ -1,0 +1,72 @@
+//===- Device.cpp - where a run's tensors live ------------------------------===//
+#include "runtime/core/Device.h"
+
+#include <torch/cuda.h>
+
+#include <cstdlib>
+
+namespace mixc::rt {
+namespace {
+/// cuda:N -> N; cuda -> 0; -1 when malformed.
+int cudaIndex(const std::string &spec) {
+  if (spec == "cuda")
+    return 0;
+  if (spec.rfind("cuda:", 0) != 0 || spec.size() == 5 || spec.size() > 8)
+    return -1;
+  int n = 0;
+  for (char c : spec.substr(5)) {
+    if (c < '0' || c > '9')
+      return -1;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+} // namespace
+
+bool isDeviceSpec(const std::string &spec) { return spec == "cpu" || cudaIndex(spec) >= 0; }
+
+bool resolveDevice(const std::string &spec, at::Device &device, std::string &error) {
+  if (spec == "cpu") {
+    device = at::Device(at::kCPU);
+    return true;
+  }
+  const int index = cudaIndex(spec);
+  if (index < 0) {
+    error = "--device must be cpu, cuda or cuda:N, got '" + spec + "'";
+    return false;
+  }
+  if (!at::hasCUDA()) {
+    error = "--device=" + spec + ": this mixc's LibTorch has no CUDA (Debian's is CPU-only); build mixc against "
+            "a CUDA LibTorch (README: \"Training on a GPU\")";
+    return false;
+  }
+  const int count = static_cast<int>(torch::cuda::device_count());
+  if (count == 0) {
+    const char *visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    error = "--device=" + spec + ": no CUDA device is visible" +
+            (visible ? std::string(" (CUDA_VISIBLE_DEVICES=") + visible + ")" : std::string());
+    return false;
+  }
+  if (index >= count) {
+    error = "--device=" + spec + ": this machine shows " + std::to_string(count) + " CUDA device" +
+            (count == 1 ? " (cuda:0)" : "s (cuda:0 to cuda:" + std::to_string(count - 1) + ")");
+    return false;
+  }
+  device = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index));
+  return true;
+}
+
+bool expandDevice(const std::string &spec, std::vector<std::string> &devices, std::string &error) {
+  at::Device device(at::kCPU);
+  if (!resolveDevice(spec, device, error))
+    return false;
+  devices.clear();
+  if (spec == "cuda")
+    for (int k = 0; k < static_cast<int>(torch::cuda::device_count()); ++k)
+      devices.push_back("cuda:" + std::to_string(k));
+  else
+    devices.push_back(spec);
+  return true;
+}
+
+} // namespace mixc::rt

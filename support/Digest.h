@@ -1,0 +1,33 @@
+//===- Digest.h - a content digest for caches and lookups -------*- C++ -*-===//
+//
+// FNV-1a (64 bits): not cryptographic, only a name for content. The kernel
+// cache names its libraries by it, bundles name their compiled intervention
+// scripts by it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MIXC_SUPPORT_DIGEST_H
+#define MIXC_SUPPORT_DIGEST_H
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace mixc::support {
+
+/// FNV-1a over `text`, continuing from `h` (chains several pieces).
+inline uint64_t fnv1a(const std::string &text, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : text)
+    h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+/// A digest as 16 hex digits (a file name).
+inline std::string hexDigest(uint64_t h) {
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+} // namespace mixc::support
+
+#endif
