@@ -134,7 +134,7 @@ std::unique_ptr<rt::Model> buildModel(const graph::Graph &g,
 uint64_t weightsDigest(const rt::Model &m) {
   uint64_t h = 1469598103934665603ull;
   for (const auto &[name, t] : m.tensors()) {
-    at::Tensor c = t.detach().contiguous();
+    at::Tensor c = t.detach().to(at::kCPU).contiguous(); // the bytes, wherever the model is
     const unsigned char *p = static_cast<const unsigned char *>(c.data_ptr());
     for (size_t i = 0; i < c.nbytes(); ++i)
       h = (h ^ p[i]) * 1099511628211ull;
@@ -416,11 +416,13 @@ support::Status timeSteps(const TrainConfig &c, const graph::Graph &g, const Run
   return support::Status::ok();
 }
 
-support::Status evaluate(const std::string &where, int64_t evalSize, std::ostream &out) {
+support::Status evaluate(const std::string &where, int64_t evalSize, std::ostream &out, const std::string &device) {
   Restored r;
   std::string error;
-  if (!restore(where, nullptr, r, error))
+  at::Device on(at::kCPU);
+  if (!rt::resolveDevice(device, on, error) || !restore(where, nullptr, r, error))
     return support::Status::failed(error);
+  r.model->to(on); // loaded on the host, evaluated where asked
   const TrainConfig &c = r.config;
   tasks::TaskData data;
   if (support::Status loaded = tasks::loadTask(c.task, c.cacheDir, data); !loaded.isOk())

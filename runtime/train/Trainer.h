@@ -55,7 +55,8 @@ support::Status timeSteps(const TrainConfig &config, const graph::Graph &graph, 
 
 /// Accuracy of a checkpoint (or run folder) on the first `evalSize` test
 /// documents (0: as configured), written to `out`.
-support::Status evaluate(const std::string &checkpointOrRun, int64_t evalSize, std::ostream &out);
+support::Status evaluate(const std::string &checkpointOrRun, int64_t evalSize, std::ostream &out,
+                         const std::string &device = "cpu");
 
 } // namespace mixc::train
 

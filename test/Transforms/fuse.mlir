@@ -47,9 +47,14 @@ func.func @scan_prologue_epilogue(%x: tensor<?x?x4xf32>, %w: tensor<4x3xf32>, %b
 }
 
 // A value an intervention reads stays a node of its own: the patched SiLU is
-// not fused, the conv stands alone, and the chain after the patch is fused.
+// not fused, the conv is a region alone (a primitive with a kernel of its
+// own), and the chain after the patch is fused.
 // CHECK-LABEL: func.func @intervened_value_stays_out
-// CHECK: %[[C:.*]] = mix.causal_conv {{.*}} {name = "conv"}
+// CHECK: %[[C:.*]] = mix.fused "conv" kind "causal_conv"
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: mix.causal_conv {{.*}} {name = "conv"}
+// CHECK-NEXT: mix.yield
+// CHECK-NEXT: }
 // CHECK-NEXT: %[[S:.*]] = mix.silu %[[C]] {name = "act"}
 // CHECK-NEXT: %[[P:.*]] = mix.patch %[[S]]
 // CHECK-NEXT: %[[F:.*]] = mix.fused "double" kind "elementwise"(%[[P]])
@@ -115,4 +120,21 @@ func.func @scan_alone(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
   }
   %o = mix.silu %y {name = "o"} : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
   return %o : tensor<?x?x4xf32>
+}
+
+// Softmax attention between two matmuls has no fusible neighbour: it is a
+// region alone, for its kernel; a lone primitive without one (diag_ssm)
+// stays a plain op.
+// CHECK-LABEL: func.func @lone_primitives
+// CHECK: %[[A:.*]] = mix.fused "attn" kind "softmax_attention"(%arg0, %arg1, %arg2)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: mix.softmax_attention {{.*}} {name = "attn"}
+// CHECK-NEXT: mix.yield
+// CHECK-NOT: mix.fused
+// CHECK: mix.diag_ssm {{.*}} {name = "ssm", state_name = "s"}
+func.func @lone_primitives(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: tensor<?x?x8xf32>, %dt: tensor<2xf32>, %ar: tensor<2x4xf32>, %ai: tensor<2x4xf32>, %b: tensor<2x4x2xf32>, %c: tensor<2x4x2xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x2x4xf32>) {
+  %a = mix.softmax_attention %q, %k, %v {name = "attn"} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %x = mix.reshape %a {name = "heads", keep = 2, shape = array<i64: 2, 4>} : (tensor<?x?x8xf32>) -> tensor<?x?x2x4xf32>
+  %y = mix.diag_ssm %x, %dt, %ar, %ai, %b, %c {name = "ssm", state_name = "s"} : (tensor<?x?x2x4xf32>, tensor<2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4x2xf32>, tensor<2x4x2xf32>) -> tensor<?x?x2x4xf32>
+  return %a, %y : tensor<?x?x8xf32>, tensor<?x?x2x4xf32>
 }

@@ -123,7 +123,7 @@ options:
                      ~/.cache/mixc/kernels) or auto (generated where the kernels
                      build, else LibTorch, saying why); sweep: passed to every
                      cell (default auto)
-  --device D         train, sweep: cpu (default), cuda or cuda:N (needs mixc built against a
+  --device D         train, eval, sweep: cpu (default), cuda or cuda:N (needs mixc built against a
                      CUDA LibTorch; the data stays on the host, checkpoints hold host
                      tensors; a sweep's cuda spreads its cells over every visible GPU,
                      its interventions run on the CPU); compile --backend=generated: build the kernels for cpu
@@ -230,7 +230,7 @@ const std::map<std::string, std::set<std::string>> &optionsOf() {
       {"sweep", {"--scale", "--out", "--jobs", "--backend", "--dry-run", "--retry-failed", "--engine", "--cell",
                  "--status", "--slurm", "--device", "--jobs-per-gpu"}},
       {"report", {"-o", "--title"}},
-      {"eval", {"--size"}},
+      {"eval", {"--size", "--device"}},
       {"export", {"-o", "--format"}},
   };
   return table;
@@ -993,7 +993,7 @@ int cmdReport(const Options &o) {
 int cmdEval(const Options &o) {
   if (o.files.size() != 1)
     return usage("eval takes one run folder or checkpoint");
-  return report(mixc::train::evaluate(o.files[0], o.size, std::cout));
+  return report(mixc::train::evaluate(o.files[0], o.size, std::cout, o.device));
 }
 
 int cmdExport(const Options &o) {

@@ -308,7 +308,7 @@ def Mix_DiagSSMOp : Mix_ShapedOp<"diag_ssm"> {
 // Sequence mixers
 //===----------------------------------------------------------------------===//
 
-def Mix_SoftmaxAttentionOp : Mix_ShapedOp<"softmax_attention", [Mix_MixerAnchor]> {
+def Mix_SoftmaxAttentionOp : Mix_ShapedOp<"softmax_attention", [Mix_MixerAnchor, Mix_GeneratedAnchor]> {
   let summary = "causal softmax attention, one head: q, k [B, T, K], v [B, T, V]";
   let description = [{ y = softmax(q kᵀ/√K + M) v with M = −10000 above the diagonal (§3.2). }];
   let arguments = (ins StrAttr:$name, F32Tensor:$q, F32Tensor:$k, F32Tensor:$v);

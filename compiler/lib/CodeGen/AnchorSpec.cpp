@@ -2,7 +2,7 @@
 //
 // Formulas (docs/protocol.md §3): causal conv (Mamba's short conv), long
 // conv (Hyena), linear attention (Based), selective scan (Mamba), delta
-// rule (DeltaNet). The templates they call are in templates/.
+// rule (DeltaNet), causal softmax attention. The templates they call are in templates/.
 //
 //===----------------------------------------------------------------------===//
 #include "AnchorSpec.h"
@@ -159,6 +159,28 @@ struct DeltaRule : AnchorSpec {
   }
 };
 
+/// Causal softmax attention, one head: q, k [B, T, K], v [B, T, V]. The
+/// backward reads the forward's result and the rows' log-normalisers
+/// (kept in `saved`).
+struct SoftmaxAttention : AnchorSpec {
+  std::string checkOperands(RegionPlan &p) const override {
+    bool ok = operand(p, 0).row() && operand(p, 1).row() && operand(p, 2).row() &&
+              operand(p, 0).n == operand(p, 1).n;
+    return ok ? "" : "softmax_attention operands";
+  }
+  std::string savedFloats(RegionPlan &) const override {
+    return "mixk::softmaxAttentionSaved(dims[0], dims[1])";
+  }
+  std::string sizes(const AnchorCall &c) const { return c.dims({num(c.n(0)), num(c.n(2)), c.last}); }
+  std::string forward(const AnchorCall &c) const override {
+    return "mixk::softmaxAttentionForward(" + c.ins(3) + ", " + c.y + ", anchor_saved, " + sizes(c) + ");";
+  }
+  std::string backward(const AnchorCall &c) const override {
+    return "mixk::softmaxAttentionBackward(" + c.ins(3) + ", " + c.y + ", anchor_saved, " + c.gy + ", " +
+           c.gins(3) + ", " + sizes(c) + ");";
+  }
+};
+
 template <typename Op, typename Spec>
 void add(llvm::DenseMap<TypeID, std::unique_ptr<AnchorSpec>> &m) {
   m[TypeID::get<Op>()] = std::make_unique<Spec>();
@@ -173,6 +195,7 @@ const AnchorSpec *anchorSpecFor(Operation &op) {
     add<mix::LinearAttentionOp, LinearAttention>(m);
     add<mix::SelectiveScanOp, SelectiveScan>(m);
     add<mix::DeltaRuleOp, DeltaRule>(m);
+    add<mix::SoftmaxAttentionOp, SoftmaxAttention>(m);
     return m;
   }();
   if (!op.hasTrait<mix::OpTrait::GeneratedAnchor>())

@@ -1,8 +1,9 @@
 //===- Fuse.cpp - group ops into mix.fused regions --------------------------===//
 //
 // Union-find over producer→consumer edges between fusible ops, with at most
-// one mixer primitive (the anchor) per group; each group then becomes one
-// mix.fused op at its last op's position, provided every value it exports is
+// one mixer primitive (the anchor) per group; each group of two or more ops,
+// or a lone primitive with a generated kernel, then becomes one mix.fused op
+// at its last op's position, provided every value it exports is
 // used only after that point (otherwise trailing ops are left out until it
 // is). A `mix.scan` becomes a region of its own (kind "scan", its operands
 // as they are, one block argument each), which the kernel back ends compile
@@ -167,7 +168,10 @@ struct FusePass : mix::impl::MixFuseBase<FusePass> {
           g.anchor = nullptr;
         g.ops.pop_back();
       }
-      if (g.ops.size() >= 2)
+      // A lone op is a region only if it is a primitive with a kernel of
+      // its own (softmax attention between two matmuls): nothing to fuse
+      // otherwise.
+      if (g.ops.size() >= 2 || (g.anchor && g.anchor->hasTrait<mix::OpTrait::GeneratedAnchor>()))
         buildRegion(g);
     }
   }

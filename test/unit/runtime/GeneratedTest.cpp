@@ -128,6 +128,57 @@ INSTANTIATE_TEST_SUITE_P(Stdlib, Generated, ::testing::ValuesIn(cases()), [](con
   return std::string(info.param.arch) + (info.param.cudaOnHost ? "_cuda_on_host" : "");
 });
 
+// The softmax attention kernel (a region of its own) at the widths of the
+// paper's grid and at sequence lengths 1 (one key), 37 (AR) and 80, on both
+// back ends, against the interpreter's masked softmax: logits and the
+// gradients of every parameter.
+struct AttentionShape {
+  int64_t d, t;
+  bool cudaOnHost;
+};
+class AttentionKernel : public ::testing::TestWithParam<AttentionShape> {};
+
+TEST_P(AttentionKernel, MatchesTheMaskedSoftmax) {
+  setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, 0);
+  at::set_num_threads(1);
+  const AttentionShape s = GetParam();
+  mix::CompileResult result = compileStdlib("attention", {{"d", std::to_string(s.d)}, {"vocab", "20"}});
+  std::string error;
+  auto library = mixc::kernels::buildLibrary(
+      s.cudaOnHost ? "#define MIXK_CUDA_ON_HOST\n" + result.cudaKernels : result.cpuKernels, error);
+  ASSERT_TRUE(library) << error;
+  auto reference = Model::create(result.graph, error), generated = Model::create(result.graph, error, library);
+  ASSERT_TRUE(reference && generated) << error;
+  bool attentionRegion = false;
+  for (const auto &r : result.graph.regions)
+    attentionRegion |= r.kind == "softmax_attention";
+  ASSERT_TRUE(attentionRegion);
+  reference->initParameters(3);
+  generated->initParameters(3);
+  at::manual_seed(7);
+  at::Tensor tokens = at::randint(0, 20, {2, s.t}, at::kLong);
+  at::Tensor weight = at::randn({2, s.t, 20});
+  at::Tensor want = reference->forward(tokens), got = generated->forward(tokens);
+  EXPECT_LT(relErr(got, want), 1e-4);
+  (want * weight).sum().backward();
+  (got * weight).sum().backward();
+  for (size_t i = 0; i < reference->tensors().size(); ++i) {
+    const auto &[name, w] = reference->tensors()[i];
+    if (w.requires_grad())
+      EXPECT_LT(relErr(generated->tensors()[i].second.grad(), w.grad()), 1e-3) << name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AttentionKernel,
+                         ::testing::Values(AttentionShape{16, 1, false}, AttentionShape{64, 37, false},
+                                           AttentionShape{128, 80, false}, AttentionShape{256, 37, false},
+                                           AttentionShape{16, 1, true}, AttentionShape{64, 37, true},
+                                           AttentionShape{128, 80, true}),
+                         [](const auto &info) {
+                           return "d" + std::to_string(info.param.d) + "_t" + std::to_string(info.param.t) +
+                                  (info.param.cudaOnHost ? "_cuda_on_host" : "");
+                         });
+
 TEST(KernelBuild, ACompileErrorIsReportedWithTheCompilersOutput) {
   setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, 0);
   std::string error;

@@ -501,6 +501,97 @@ inline void linearAttentionBackward(const float *q, const float *k, const float 
   }
 }
 
+// ------------------------------------------------------------ softmax attention
+//   o_i = Σ_{j≤i} p_ij v_j,  p_ij = exp(s_ij − lse_i),  s_ij = q_i·k_j / √K
+// q, k [B,T,K]; v [B,T,V] (protocol §3.2). The reference adds −10000 above the
+// diagonal instead of skipping it; exp of that is 0 in float, so skipping is
+// the same function. Saved: lse_i [B,T] (the log of the row's normaliser).
+//   D_i = go_i·o_i;  ds_ij = p_ij (go_i·v_j − D_i)
+//   gq_i = Σ_{j≤i} ds_ij k_j / √K;  gk_j = Σ_{i≥j} ds_ij q_i / √K;  gv_j = Σ_{i≥j} p_ij go_i
+// Rows of one document are one thread's (parallel over b), so gk and gv are
+// accumulated without atomics.
+inline int64_t softmaxAttentionSaved(int64_t nb, int64_t nt) { return nb * nt; }
+
+inline float dot(const float *a, const float *b, int64_t n) {
+  float acc = 0.f;
+  for (int64_t i = 0; i < n; ++i)
+    acc += a[i] * b[i];
+  return acc;
+}
+
+/// p_ij for j ≤ i into p[0..i], from the saved lse_i (or, with lse null,
+/// computing it: the forward's case); returns lse_i.
+inline float attentionRow(const float *qi, const float *k, int64_t i, int64_t nk, float scale, const float *lse,
+                          float *p) {
+  float m = -INFINITY;
+  for (int64_t j = 0; j <= i; ++j) {
+    p[j] = scale * dot(qi, k + j * nk, nk);
+    m = std::max(m, p[j]);
+  }
+  float l = lse ? *lse : 0.f;
+  if (!lse) {
+    float sum = 0.f;
+    for (int64_t j = 0; j <= i; ++j)
+      sum += fexp(p[j] - m);
+    l = m + std::log(sum);
+  }
+  for (int64_t j = 0; j <= i; ++j)
+    p[j] = fexp(p[j] - l);
+  return l;
+}
+
+inline void softmaxAttentionForward(const float *q, const float *k, const float *v, float *o, float *lse,
+                                    int64_t nb, int64_t nt, int64_t nk, int64_t nv, int threads) {
+  const float scale = 1.f / std::sqrt(static_cast<float>(nk));
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<float> p(nt);
+#pragma omp for collapse(2)
+    for (int64_t b = 0; b < nb; ++b)
+      for (int64_t i = 0; i < nt; ++i) {
+        const int64_t row = b * nt + i;
+        const float *kb = k + b * nt * nk, *vb = v + b * nt * nv;
+        lse[row] = attentionRow(q + row * nk, kb, i, nk, scale, nullptr, p.data());
+        float *oi = o + row * nv;
+        std::fill(oi, oi + nv, 0.f);
+        for (int64_t j = 0; j <= i; ++j)
+          for (int64_t d = 0; d < nv; ++d)
+            oi[d] += p[j] * vb[j * nv + d];
+      }
+  }
+}
+
+inline void softmaxAttentionBackward(const float *q, const float *k, const float *v, const float *o,
+                                     const float *lse, const float *go, float *gq, float *gk, float *gv,
+                                     int64_t nb, int64_t nt, int64_t nk, int64_t nv, int threads) {
+  const float scale = 1.f / std::sqrt(static_cast<float>(nk));
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<float> p(nt);
+#pragma omp for
+    for (int64_t b = 0; b < nb; ++b) {
+      const float *kb = k + b * nt * nk, *vb = v + b * nt * nv;
+      float *gkb = gk + b * nt * nk, *gvb = gv + b * nt * nv;
+      for (int64_t i = 0; i < nt; ++i) {
+        const int64_t row = b * nt + i;
+        const float *qi = q + row * nk, *goi = go + row * nv;
+        attentionRow(qi, kb, i, nk, scale, lse + row, p.data());
+        const float D = dot(goi, o + row * nv, nv);
+        float *gqi = gq + row * nk;
+        for (int64_t j = 0; j <= i; ++j) {
+          const float ds = p[j] * (dot(goi, vb + j * nv, nv) - D) * scale;
+          for (int64_t f = 0; f < nk; ++f) {
+            gqi[f] += ds * kb[j * nk + f];
+            gkb[j * nk + f] += ds * qi[f];
+          }
+          for (int64_t d = 0; d < nv; ++d)
+            gvb[j * nv + d] += p[j] * goi[d];
+        }
+      }
+    }
+  }
+}
+
 // ------------------------------------------------------------ long conv
 //   y[b,t,c] = Σ_{s≤t} h[s,c] · x[b,t−s,c]      x [B,T,C]; h [L,C], L ≥ T
 // Direct (O(T²C) per row) rather than by FFT like the LibTorch path: at

@@ -441,6 +441,101 @@ inline void linearAttentionBackward(const float *q, const float *k, const float 
                                                                                  gq, gk, gv, nb, nt, nd);
 }
 
+// ------------------------------------------------------------ softmax attention
+//   o_i = Σ_{j≤i} p_ij v_j,  p_ij = exp(s_ij − lse_i),  s_ij = q_i·k_j / √K
+// As templates/cpu_primitives.h. One thread per query row (b, i) computes
+// its scores twice (max, then sum) and accumulates o_i in place; the
+// backward is one thread per query row for D_i and gq_i, then one per key
+// row (b, j) for gk_j and gv_j (no atomics). Saved: lse [B,T], then D [B,T].
+inline int64_t softmaxAttentionSaved(int64_t nb, int64_t nt) { return 2 * nb * nt; }
+
+MIXK_HD inline float rowDot(const float *a, const float *b, int64_t n) {
+  float acc = 0.f;
+  for (int64_t i = 0; i < n; ++i)
+    acc += a[i] * b[i];
+  return acc;
+}
+
+__global__ void softmaxAttentionForwardKernel(const float *q, const float *k, const float *v, float *o,
+                                              float *lse, int64_t nb, int64_t nt, int64_t nk, int64_t nv,
+                                              float scale) {
+  MIXK_GRID_LOOP(row, nb * nt) {
+    const int64_t i = row % nt, b = row / nt;
+    const float *qi = q + row * nk, *kb = k + b * nt * nk, *vb = v + b * nt * nv;
+    float m = -INFINITY, sum = 0.f;
+    for (int64_t j = 0; j <= i; ++j)
+      m = fmaxf(m, scale * rowDot(qi, kb + j * nk, nk));
+    float *oi = o + row * nv;
+    for (int64_t d = 0; d < nv; ++d)
+      oi[d] = 0.f;
+    for (int64_t j = 0; j <= i; ++j) {
+      const float e = fexp(scale * rowDot(qi, kb + j * nk, nk) - m);
+      sum += e;
+      for (int64_t d = 0; d < nv; ++d)
+        oi[d] += e * vb[j * nv + d];
+    }
+    for (int64_t d = 0; d < nv; ++d)
+      oi[d] /= sum;
+    lse[row] = m + logf(sum);
+  }
+}
+
+__global__ void softmaxAttentionQueryGradKernel(const float *q, const float *k, const float *v, const float *o,
+                                                const float *lse, float *D, const float *go, float *gq,
+                                                int64_t nb, int64_t nt, int64_t nk, int64_t nv, float scale) {
+  MIXK_GRID_LOOP(row, nb * nt) {
+    const int64_t i = row % nt, b = row / nt;
+    const float *qi = q + row * nk, *goi = go + row * nv, *kb = k + b * nt * nk, *vb = v + b * nt * nv;
+    const float Di = rowDot(goi, o + row * nv, nv);
+    D[row] = Di;
+    float *gqi = gq + row * nk;
+    for (int64_t j = 0; j <= i; ++j) {
+      const float p = fexp(scale * rowDot(qi, kb + j * nk, nk) - lse[row]);
+      const float ds = p * (rowDot(goi, vb + j * nv, nv) - Di) * scale;
+      for (int64_t f = 0; f < nk; ++f)
+        gqi[f] += ds * kb[j * nk + f];
+    }
+  }
+}
+
+__global__ void softmaxAttentionKeyGradKernel(const float *q, const float *k, const float *v, const float *lse,
+                                              const float *D, const float *go, float *gk, float *gv, int64_t nb,
+                                              int64_t nt, int64_t nk, int64_t nv, float scale) {
+  MIXK_GRID_LOOP(row, nb * nt) {
+    const int64_t j = row % nt, b = row / nt;
+    const float *kj = k + row * nk, *vj = v + row * nv;
+    float *gkj = gk + row * nk, *gvj = gv + row * nv;
+    for (int64_t i = j; i < nt; ++i) {
+      const int64_t r = b * nt + i;
+      const float *qi = q + r * nk, *goi = go + r * nv;
+      const float p = fexp(scale * rowDot(qi, kj, nk) - lse[r]);
+      const float ds = p * (rowDot(goi, vj, nv) - D[r]) * scale;
+      for (int64_t f = 0; f < nk; ++f)
+        gkj[f] += ds * qi[f];
+      for (int64_t d = 0; d < nv; ++d)
+        gvj[d] += p * goi[d];
+    }
+  }
+}
+
+inline void softmaxAttentionForward(const float *q, const float *k, const float *v, float *o, float *saved,
+                                    int64_t nb, int64_t nt, int64_t nk, int64_t nv, cudaStream_t st) {
+  const float scale = 1.f / sqrtf(static_cast<float>(nk));
+  MIXK_LAUNCH(softmaxAttentionForwardKernel, blocksFor(nb * nt), kThreads, st)(q, k, v, o, saved, nb, nt, nk, nv,
+                                                                              scale);
+}
+
+inline void softmaxAttentionBackward(const float *q, const float *k, const float *v, const float *o,
+                                     float *saved, const float *go, float *gq, float *gk, float *gv, int64_t nb,
+                                     int64_t nt, int64_t nk, int64_t nv, cudaStream_t st) {
+  const float scale = 1.f / sqrtf(static_cast<float>(nk));
+  float *D = saved + nb * nt;
+  MIXK_LAUNCH(softmaxAttentionQueryGradKernel, blocksFor(nb * nt), kThreads, st)(q, k, v, o, saved, D, go, gq, nb,
+                                                                                nt, nk, nv, scale);
+  MIXK_LAUNCH(softmaxAttentionKeyGradKernel, blocksFor(nb * nt), kThreads, st)(q, k, v, saved, D, go, gk, gv, nb,
+                                                                              nt, nk, nv, scale);
+}
+
 // ------------------------------------------------------------ long conv
 //   y[b,t,c] = Σ_{s≤t} h[s,c] · x[b,t−s,c]      x [B,T,C]; h [L,C], L ≥ T
 // Direct, one thread per output (not cuFFT: see cpu_primitives.h); the
