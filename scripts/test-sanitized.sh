@@ -10,6 +10,8 @@ export UBSAN_OPTIONS=print_stacktrace=1
 # file:line (the instrumented code is ours; LibTorch's kernels are not).
 BUILD_DIR=${BUILD_DIR:-build-asan} BUILD_TYPE=RelWithDebInfo OPT_FLAGS="-O1 -g1 -DNDEBUG" bash scripts/build.sh -DMIXC_SANITIZE=ON
 cd "${BUILD_DIR:-build-asan}"
-# The fuzz smoke run is sanitized already, and nvcc's compile of the CUDA
-# kernels (CudaKernels) is the same in both builds: skip their second copies.
-ctest --output-on-failure -j "${JOBS:-$(nproc)}" -E '^fuzz-smoke$|CudaKernels'
+# The fuzz smoke run is sanitized already, nvcc's compile of the CUDA
+# kernels (CudaKernels) is the same in both builds, and the runtime-only test
+# configures and builds a folder of its own (unsanitized either way): skip
+# their second copies.
+ctest --output-on-failure -j "${JOBS:-$(nproc)}" -E '^fuzz-smoke$|CudaKernels|^runtime-only$'
