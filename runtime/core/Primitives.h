@@ -42,9 +42,10 @@ at::Tensor diagSSMKernel(const at::Tensor &logDt, const at::Tensor &logAReal,
                          const at::Tensor &aImag, const at::Tensor &b, const at::Tensor &c,
                          int64_t T);
 
-/// K[l, h] = 2·Re Σ_n w[h, n]·z[h, n]^l for l < T, w and z [H, N, 2]
-/// (re, im): [T, H], with a hand-written backward (Vandermonde.cpp).
-at::Tensor vandermondeKernel(const at::Tensor &w, const at::Tensor &z, int64_t T);
+/// diagSSMKernel as one function with a hand-written backward, in double
+/// (Vandermonde.cpp): what diagSSMKernel runs unless plain references are on.
+at::Tensor s4dKernel(const at::Tensor &logDt, const at::Tensor &logAReal, const at::Tensor &aImag,
+                     const at::Tensor &b, const at::Tensor &c, int64_t T);
 
 /// x [B, T, H, M] convolved per head with diagSSMKernel.
 at::Tensor diagSSM(const at::Tensor &x, const at::Tensor &logDt, const at::Tensor &logAReal,
