@@ -47,7 +47,7 @@ const std::map<std::string, OpInfo> &opTable() {
       {"linear", {[](const Inputs &in, const Node &) { return one(at::linear(in[0], in[1], optional(in, 2))); }, 2, 3, {}}},
       {"add", {[](const Inputs &in, const Node &) { return one(in[0] + in[1]); }, 2, 2, {}}},
       {"sub", {[](const Inputs &in, const Node &) { return one(in[0] - in[1]); }, 2, 2, {}}},
-      {"mul", {[](const Inputs &in, const Node &) { return one(in[0] * in[1]); }, 2, 2, {}}},
+      {"mul", {[](const Inputs &in, const Node &) { return one(broadcastMul(in[0], in[1])); }, 2, 2, {}}},
       {"div", {[](const Inputs &in, const Node &) { return one(in[0] / in[1]); }, 2, 2, {}}},
       {"neg", {[](const Inputs &in, const Node &) { return one(-in[0]); }, 1, 1, {}}},
       {"abs", {[](const Inputs &in, const Node &) { return one(at::abs(in[0])); }, 1, 1, {}}},

@@ -42,6 +42,12 @@ at::Tensor diagSSMKernel(const at::Tensor &logDt, const at::Tensor &logAReal,
                          const at::Tensor &aImag, const at::Tensor &b, const at::Tensor &c,
                          int64_t T);
 
+/// a · b with LibTorch's broadcasting; a product broadcast inside each
+/// position (same leading dims, a small inner block: H3's per-head outer
+/// product and readout) runs as one loop with a hand-written backward
+/// (BroadcastMul.cpp), anything else as at::mul.
+at::Tensor broadcastMul(const at::Tensor &a, const at::Tensor &b);
+
 /// diagSSMKernel as one function with a hand-written backward, in double
 /// (Vandermonde.cpp): what diagSSMKernel runs unless plain references are on.
 at::Tensor s4dKernel(const at::Tensor &logDt, const at::Tensor &logAReal, const at::Tensor &aImag,

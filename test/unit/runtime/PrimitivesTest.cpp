@@ -338,3 +338,26 @@ TEST_F(Primitives, Norms) {
   checkGradients([](const std::vector<Tensor> &a) { return rmsNorm(a[0], a[1], 1e-5); }, {x, w});
   checkGradients([](const std::vector<Tensor> &a) { return l2Norm(a[0], 1e-6); }, {x});
 }
+
+TEST_F(Primitives, BroadcastMulWithinPositionsFollowsLibTorch) {
+  // The fast path (float, shared leading dims, a broadcast only inside)
+  // against LibTorch's broadcasting mul and its autograd: H3's outer
+  // product and readout shapes, a per-row scale, and shapes it leaves to
+  // at::mul (a broadcast over the leading dim, equal shapes).
+  std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
+      {{4, 5, 3, 2, 1}, {4, 5, 3, 1, 2}}, {{4, 5, 3, 2, 1}, {4, 5, 3, 2, 2}}, {{6, 7, 3}, {6, 7, 1}},
+      {{4, 5, 1, 3}, {4, 5, 2, 1}},       {{1, 5, 3}, {4, 5, 3}},             {{4, 5, 3}, {4, 5, 3}}};
+  for (const auto &[sa, sb] : cases) {
+    SCOPED_TRACE(c10::str(at::IntArrayRef(sa), " * ", at::IntArrayRef(sb)));
+    Tensor a = at::randn(sa).set_requires_grad(true), b = at::randn(sb).set_requires_grad(true);
+    Tensor a2 = a.detach().clone().set_requires_grad(true), b2 = b.detach().clone().set_requires_grad(true);
+    Tensor got = broadcastMul(a, b), want = a2 * b2;
+    ASSERT_EQ(got.sizes(), want.sizes());
+    EXPECT_LT(maxDiff(got, want), 1e-6);
+    Tensor g = at::randn_like(want);
+    (got * g).sum().backward();
+    (want * g).sum().backward();
+    EXPECT_LT(maxDiff(a.grad(), a2.grad()), 1e-5);
+    EXPECT_LT(maxDiff(b.grad(), b2.grad()), 1e-5);
+  }
+}
