@@ -213,7 +213,7 @@ at::Tensor shiftKernel(const at::Tensor &b, const at::Tensor &c, int64_t T) {
   // zoology's shift SSM (FFTs zero-padded to 2N); size N would wrap c around
   // (circular), equal only while b = e₁.
   int64_t N = b.size(1), C = b.size(0);
-  if (plainReferences()) { // zoology's form: FFTs of size 2N, all N taps
+  if (plainReferences() || !b.is_cpu()) { // zoology's form: FFTs of size 2N, all N taps (any device)
     at::Tensor K = at::fft_irfft(at::conj(at::fft_rfft(b, 2 * N, 1)) * at::fft_rfft(c, 2 * N, 1),
                                  2 * N, 1)
                        .slice(1, 0, N); // [C, N]
@@ -235,8 +235,9 @@ at::Tensor shiftKernel(const at::Tensor &b, const at::Tensor &c, int64_t T) {
 at::Tensor diagSSMKernel(const at::Tensor &logDt, const at::Tensor &logAReal,
                          const at::Tensor &aImag, const at::Tensor &b, const at::Tensor &c,
                          int64_t T) {
-  if (!plainReferences()) // one hand-differentiated function (Vandermonde.cpp)
+  if (!plainReferences() && logDt.is_cpu()) // one hand-differentiated host function (Vandermonde.cpp)
     return s4dKernel(logDt, logAReal, aImag, b, c, T);
+  // On a device, as the plain reference: tensor ops run anywhere.
   // The plain reference as tensor ops: A = −exp(log_a_real) + i·a_imag;
   // Δ = exp(log_dt); bilinear discretisation; dA^l = exp(l · log dA), [H, N, T].
   at::Tensor A = at::complex(-at::exp(logAReal), aImag);       // [H, N]
