@@ -1,12 +1,12 @@
 //===- Bundle.cpp - a compiled model as files the runtime reads alone -------===//
 #include "abi/Bundle.h"
+#include "support/AtomicWrite.h"
 #include "support/Digest.h"
+#include "support/TextFile.h"
 
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace mixc::graph {
 namespace fs = std::filesystem;
@@ -14,32 +14,17 @@ namespace {
 const char *kMarker = "mixc-bundle";
 
 bool writeFile(const fs::path &path, const std::string &text, std::string &error) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    if (!out) {
-      error = "cannot write " + tmp.string();
-      return false;
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec)
-    error = "cannot write " + path.string() + ": " + ec.message();
-  return !ec;
+  return support::writeFileAtomically(path.string(), text, error);
 }
 
+/// A part of a bundle; a missing one is named as such.
 bool readFile(const fs::path &path, std::string &text, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
     error = "the bundle " + path.parent_path().string() + " has no " + path.filename().string();
     return false;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  text = ss.str();
-  return true;
+  return support::readTextFile(path.string(), text, error);
 }
 
 /// graph.json + kernels.cpp + kernels.cu: a graph and its kernels in `d`.

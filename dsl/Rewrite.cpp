@@ -402,7 +402,7 @@ bool parseRewrite(const std::string &text, const std::string &path, SourceManage
 
 bool loadRewrite(const std::string &path, SourceManager &sm, RwScript &script, std::ostream &err) {
   std::string text, error;
-  if (!support::readTextFile(path, text, error, 16u << 20)) {
+  if (!support::readTextFile(path, text, error, kMaxRewriteBytes)) {
     err << "error: rewrite script: " << error << "\n";
     return false;
   }

@@ -74,6 +74,8 @@ struct RwScript {
 bool parseRewrite(const std::string &text, const std::string &path, SourceManager &sm,
                   RwScript &script, std::ostream &err);
 bool loadRewrite(const std::string &path, SourceManager &sm, RwScript &script, std::ostream &err);
+/// The largest script loadRewrite reads.
+constexpr size_t kMaxRewriteBytes = 16u << 20;
 
 /// Glob match of a node name against a pattern: `*` matches any run of
 /// characters other than `.`.

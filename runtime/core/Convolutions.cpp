@@ -212,7 +212,7 @@ at::Tensor shiftKernel(const at::Tensor &b, const at::Tensor &c, int64_t T) {
   // K[l] = Σ_m b[m]·c[m+l] (m+l < N): a *linear* cross-correlation, as in
   // zoology's shift SSM (FFTs zero-padded to 2N); size N would wrap c around
   // (circular), equal only while b = e₁.
-  int64_t N = b.size(1), C = b.size(0);
+  int64_t N = b.size(1);
   if (plainReferences() || !b.is_cpu()) { // zoology's form: FFTs of size 2N, all N taps (any device)
     at::Tensor K = at::fft_irfft(at::conj(at::fft_rfft(b, 2 * N, 1)) * at::fft_rfft(c, 2 * N, 1),
                                  2 * N, 1)
@@ -224,7 +224,6 @@ at::Tensor shiftKernel(const at::Tensor &b, const at::Tensor &c, int64_t T) {
   // Only the first min(T, N) taps are ever used: C·L·N multiply-adds in one
   // hand-differentiated sweep (ShiftKernelFn) instead of three FFTs of size
   // 2N per channel.
-  (void)C;
   int64_t L = std::min(T, N);
   at::Tensor K = ShiftKernelFn::apply(b, c, L)[0]; // [L, C]
   if (T > N)

@@ -495,15 +495,15 @@ std::string scriptDigest(const std::string &text, const mixc::dsl::RwScript &scr
   return mixc::support::hexDigest(h);
 }
 
-/// Reads and parses an intervention script, with its digest.
+/// Reads (once) and parses an intervention script, with its digest.
 bool loadScript(const std::string &path, mixc::dsl::SourceManager &sources, mixc::dsl::RwScript &script,
                 std::string &digest) {
   std::string text, error;
-  if (!mixc::support::readTextFile(path, text, error, 16u << 20)) {
-    std::cerr << "error: " << error << "\n";
+  if (!mixc::support::readTextFile(path, text, error, mixc::dsl::kMaxRewriteBytes)) {
+    std::cerr << "error: rewrite script: " << error << "\n"; // as dsl::loadRewrite says it
     return false;
   }
-  if (!mixc::dsl::loadRewrite(path, sources, script, std::cerr))
+  if (!mixc::dsl::parseRewrite(text, path, sources, script, std::cerr))
     return false;
   digest = scriptDigest(text, script);
   return true;
