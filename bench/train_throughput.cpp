@@ -20,6 +20,7 @@
 #include "dsl/Frontend.h"
 #include "runtime/train/FusedAdamW.h"
 #include "mix/Compiler.h"
+#include "runtime/core/HostMemory.h"
 #include "runtime/core/Model.h"
 #include "runtime/core/Primitives.h"
 #include "runtime/kernels/KernelBuild.h"
@@ -86,6 +87,10 @@ int main(int argc, char **argv) {
   std::string profileDir; // --profile DIR: a Chrome trace per row (bench/profile_table.py sums it)
   std::string vocab = "8196";
   int threads = 1;
+  // --malloc glibc,keep: rows with glibc's own (adaptive) thresholds, then
+  // as mixc runs (runtime/core/HostMemory.h). Once set, glibc's adaptive
+  // thresholds cannot come back: keep rows come after the glibc ones.
+  std::string malloc = "keep";
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
       std::printf("usage: train_throughput [--d 64,128,256] [--steps 20] [--vocab 8196] "
@@ -105,6 +110,7 @@ int main(int argc, char **argv) {
     else if (k == "--threads") threads = std::stoi(v);
     else if (k == "--backend") backend = v;
     else if (k == "--profile") profileDir = v;
+    else if (k == "--malloc") malloc = v;
     else { std::cerr << "unknown option " << k << "\n"; return 2; }
   }
   if (threads > 1) // as mixc train does: OpenMP's workers wait passively (tools/mixc/mixc.cpp)
@@ -116,12 +122,18 @@ int main(int argc, char **argv) {
       std::cerr << "--backend takes reference, libtorch, generated (comma-separated) or both\n";
       return 2;
     }
+  std::vector<std::string> mallocs = splitList(malloc);
+  if (mallocs != std::vector<std::string>{"keep"} && mallocs != std::vector<std::string>{"glibc"} &&
+      mallocs != std::vector<std::string>{"glibc", "keep"}) {
+    std::cerr << "--malloc takes glibc, keep, or glibc,keep (in that order)\n";
+    return 2;
+  }
   const double peak = mixc::bench::fmaPeakGflops(threads);
   std::printf("# FMA peak on %d thread(s): %.1f GFLOP/s (bench/Peak.h); GFLOP = 3 x the forward's work\n",
               threads, peak);
-  std::printf("%-10s %5s %10s %-9s %8s %8s %8s %10s %9s %7s %7s %8s %6s %s\n", "model", "d", "params", "backend",
+  std::printf("%-10s %5s %10s %-9s %8s %8s %8s %10s %9s %7s %7s %8s %6s %-7s %s\n", "model", "d", "params", "backend",
               "fwd ms", "bwd ms", "opt ms", "tokens/s", "AR epoch", "ratio", "GFLOP", "GFLOP/s", "%peak",
-              "regions");
+              "regions", "malloc");
   for (const std::string &d : dims)
     for (const std::string &m : models) {
       mixc::dsl::Frontend fe({MIXC_SOURCE_ROOT});
@@ -138,7 +150,10 @@ int main(int argc, char **argv) {
       at::Tensor tokens = at::randint(3, V - 1, {batch, seq}, at::kLong);
       at::Tensor target = at::randint(3, V - 1, {batch}, at::kLong);
       double base = 0;
+      for (const std::string &alloc : mallocs)
       for (const std::string &b : backends) {
+        if (alloc == "keep")
+          mixc::rt::keepFreedHostMemory();
         std::string error;
         std::shared_ptr<mixc::kernels::Library> library;
         if (b == "generated" && !(library = mixc::kernels::buildLibrary(result.cpuKernels, error))) {
@@ -168,13 +183,15 @@ int main(int argc, char **argv) {
         if (base == 0)
           base = tps;
         char ratio[16] = "";
-        if (b != backends.front())
+        if (b != backends.front() || alloc != mallocs.front())
           std::snprintf(ratio, sizeof ratio, "%.2fx", tps / base);
         const double gflops = stepGflop / t.perStep();
-        std::printf("%-10s %5s %10lld %-9s %8.2f %8.2f %8.2f %10.0f %8.0fs %7s %7.3f %8.2f %5.1f%% %d/%zu\n",
+        char regions[32];
+        std::snprintf(regions, sizeof regions, "%d/%zu", generated, model->regionStatus().size());
+        std::printf("%-10s %5s %10lld %-9s %8.2f %8.2f %8.2f %10.0f %8.0fs %7s %7.3f %8.2f %5.1f%% %-7s %s\n",
                     m.c_str(), d.c_str(), (long long)mixc::graph::parameterCount(result.graph), b.c_str(),
                     1e3 * t.fwd, 1e3 * t.bwd, 1e3 * t.upd, tps, 3126 * t.perStep(), ratio, stepGflop, gflops,
-                    100 * gflops / peak, generated, model->regionStatus().size());
+                    100 * gflops / peak, regions, alloc.c_str());
         std::fflush(stdout);
       }
     }

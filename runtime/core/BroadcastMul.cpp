@@ -15,6 +15,7 @@
 #include <ATen/ExpandUtils.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace mixc::rt {
@@ -25,7 +26,7 @@ using torch::autograd::variable_list;
 /// The plan of one product: rows, the inner sizes, and for each inner output
 /// element the offsets of its factors in their operands' inner blocks.
 struct Plan {
-  int64_t rows = 1, na = 1, nb = 1, no = 1;
+  int64_t rows = 1, na = 1, nb = 1, no = 1, innerRank = 0;
   std::vector<int64_t> ia, ib;
   std::vector<int64_t> outShape;
 };
@@ -46,6 +47,7 @@ bool planOf(const at::Tensor &a, const at::Tensor &b, Plan &p) {
   p.outShape = at::infer_size(a.sizes(), b.sizes());
   for (int64_t d = 0; d < lead; ++d)
     p.rows *= p.outShape[d];
+  p.innerRank = rank - lead;
   std::vector<int64_t> sa(rank, 0), sb(rank, 0); // inner strides, 0 where broadcast
   for (int64_t d = rank - 1, ka = 1, kb = 1; d >= lead; --d) {
     sa[d] = a.size(d) == 1 ? 0 : ka;
@@ -87,18 +89,43 @@ struct BroadcastMulFn : torch::autograd::Function<BroadcastMulFn> {
 
   static variable_list backward(AutogradContext *ctx, variable_list grads) {
     auto saved = ctx->get_saved_variables();
-    at::Tensor a = saved[0], b = saved[1], g = grads[0].contiguous();
+    at::Tensor a = saved[0], b = saved[1], g = grads[0];
     Plan p;
     planOf(a, b, p);
-    at::Tensor ga = at::zeros_like(a), gb = at::zeros_like(b);
+    // The gradient is read through its strides where its leading dims
+    // collapse to one row stride: H3's readout product is followed by a
+    // sum, whose backward hands over an expand (a stride of 0), and a
+    // contiguous copy of it cost ~2 ms a layer at d = 128.
+    const int64_t lead = static_cast<int64_t>(p.outShape.size()) - p.innerRank;
+    bool rowsCollapse = true;
+    for (int64_t d = 1; d < lead; ++d)
+      rowsCollapse = rowsCollapse && (g.size(d - 1) == 1 || g.stride(d - 1) == g.stride(d) * g.size(d));
+    if (!rowsCollapse)
+      g = g.contiguous();
+    const int64_t rowStride = g.stride(lead - 1);
+    std::vector<int64_t> ig(p.no);
+    for (int64_t i = 0; i < p.no; ++i) {
+      int64_t rest = i, o = 0;
+      for (int64_t d = g.dim() - 1; d >= lead; --d) {
+        o += (rest % g.size(d)) * g.stride(d);
+        rest /= g.size(d);
+      }
+      ig[i] = o;
+    }
+    at::Tensor ga = at::empty_like(a, at::MemoryFormat::Contiguous), gb = at::empty_like(b, at::MemoryFormat::Contiguous);
     const float *pa = a.data_ptr<float>(), *pb = b.data_ptr<float>(), *pg = g.data_ptr<float>();
     float *pga = ga.data_ptr<float>(), *pgb = gb.data_ptr<float>();
-    for (int64_t r = 0; r < p.rows; ++r)
+    for (int64_t r = 0; r < p.rows; ++r) {
+      float *gar = pga + r * p.na, *gbr = pgb + r * p.nb;
+      const float *ar = pa + r * p.na, *br = pb + r * p.nb, *gr = pg + r * rowStride;
+      std::fill(gar, gar + p.na, 0.0f);
+      std::fill(gbr, gbr + p.nb, 0.0f);
       for (int64_t i = 0; i < p.no; ++i) {
-        const float gi = pg[r * p.no + i];
-        pga[r * p.na + p.ia[i]] += gi * pb[r * p.nb + p.ib[i]];
-        pgb[r * p.nb + p.ib[i]] += gi * pa[r * p.na + p.ia[i]];
+        const float gi = gr[ig[i]];
+        gar[p.ia[i]] += gi * br[p.ib[i]];
+        gbr[p.ib[i]] += gi * ar[p.ia[i]];
       }
+    }
     return {ga, gb};
   }
 };

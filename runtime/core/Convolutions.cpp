@@ -1,12 +1,15 @@
 //===- Convolutions.cpp - short, long, shift and diagonal-SSM convs ---------===//
+#include "runtime/core/HostIsa.h"
 #include "runtime/core/Primitives.h"
 
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <vector>
 
 namespace mixc::rt {
 namespace {
@@ -26,21 +29,70 @@ using torch::autograd::variable_list;
 // contiguous channels. B·C·T²/2 multiply-adds each way: at AR/ATR lengths
 // far cheaper than LibTorch's FFTs, which cost ~15 ms fwd+bwd at
 // [32, 37, 128] (H3's two long convs per layer were a third of its step).
+// Each sweep's body is an always-inline function run through an AVX2 + FMA
+// copy where the CPU has them (HostIsa.h).
+template <typename S>
+MIXC_ALWAYS_INLINE void directForwardRow(const S *x, const S *h, S *y, int64_t nt, int64_t nc) {
+  for (int64_t t = 0; t < nt; ++t) {
+    S *__restrict yt = y + t * nc;
+    std::fill(yt, yt + nc, S(0));
+    for (int64_t s = 0; s <= t; ++s) {
+      const S *__restrict hs = h + s * nc, *__restrict xt = x + (t - s) * nc;
+#pragma GCC ivdep
+      for (int64_t c = 0; c < nc; ++c)
+        yt[c] += hs[c] * xt[c];
+    }
+  }
+}
+template <typename S>
+MIXC_TARGET_AVX2_FMA void directForwardRowAvx2(const S *x, const S *h, S *y, int64_t nt, int64_t nc) {
+  directForwardRow(x, h, y, nt, nc);
+}
+template <typename S> void directForwardRowBase(const S *x, const S *h, S *y, int64_t nt, int64_t nc) {
+  directForwardRow(x, h, y, nt, nc);
+}
+
 template <typename S>
 void directForward(const S *x, const S *h, S *y, int64_t nb, int64_t nt, int64_t nc) {
+  const auto row = hostAvx2Fma() ? directForwardRowAvx2<S> : directForwardRowBase<S>;
   at::parallel_for(0, nb, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b)
-      for (int64_t t = 0; t < nt; ++t) {
-        S *__restrict yt = y + (b * nt + t) * nc;
-        std::fill(yt, yt + nc, S(0));
-        for (int64_t s = 0; s <= t; ++s) {
-          const S *__restrict hs = h + s * nc, *__restrict xt = x + (b * nt + t - s) * nc;
-#pragma GCC ivdep
-          for (int64_t c = 0; c < nc; ++c)
-            yt[c] += hs[c] * xt[c];
-        }
-      }
+      row(x + b * nt * nc, h, y + b * nt * nc, nt, nc);
   });
+}
+
+/// One batch row of the backward: gx of the row, and its part of gh.
+template <typename S>
+MIXC_ALWAYS_INLINE void directBackwardRow(const S *x, const S *h, const S *gy, S *gx, S *gh, int64_t nt,
+                                          int64_t nc) {
+  for (int64_t tau = 0; tau < nt; ++tau) {
+    S *__restrict gxt = gx + tau * nc;
+    std::fill(gxt, gxt + nc, S(0));
+    for (int64_t t = tau; t < nt; ++t) {
+      const S *__restrict hs = h + (t - tau) * nc, *__restrict gyt = gy + t * nc;
+#pragma GCC ivdep
+      for (int64_t c = 0; c < nc; ++c)
+        gxt[c] += hs[c] * gyt[c];
+    }
+  }
+  for (int64_t s = 0; s < nt; ++s) {
+    S *__restrict ghs = gh + s * nc;
+    for (int64_t t = s; t < nt; ++t) {
+      const S *__restrict gyt = gy + t * nc, *__restrict xt = x + (t - s) * nc;
+#pragma GCC ivdep
+      for (int64_t c = 0; c < nc; ++c)
+        ghs[c] += gyt[c] * xt[c];
+    }
+  }
+}
+template <typename S>
+MIXC_TARGET_AVX2_FMA void directBackwardRowAvx2(const S *x, const S *h, const S *gy, S *gx, S *gh, int64_t nt,
+                                                int64_t nc) {
+  directBackwardRow(x, h, gy, gx, gh, nt, nc);
+}
+template <typename S>
+void directBackwardRowBase(const S *x, const S *h, const S *gy, S *gx, S *gh, int64_t nt, int64_t nc) {
+  directBackwardRow(x, h, gy, gx, gh, nt, nc);
 }
 
 /// gh is accumulated per batch row into ghPart [nb, T, C] (summed after),
@@ -48,28 +100,11 @@ void directForward(const S *x, const S *h, S *y, int64_t nb, int64_t nt, int64_t
 template <typename S>
 void directBackward(const S *x, const S *h, const S *gy, S *gx, S *ghPart, int64_t nb, int64_t nt,
                     int64_t nc) {
+  const auto row = hostAvx2Fma() ? directBackwardRowAvx2<S> : directBackwardRowBase<S>;
   at::parallel_for(0, nb, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
-      S *gh = ghPart + b * nt * nc;
-      for (int64_t tau = 0; tau < nt; ++tau) {
-        S *__restrict gxt = gx + (b * nt + tau) * nc;
-        std::fill(gxt, gxt + nc, S(0));
-        for (int64_t t = tau; t < nt; ++t) {
-          const S *__restrict hs = h + (t - tau) * nc, *__restrict gyt = gy + (b * nt + t) * nc;
-#pragma GCC ivdep
-          for (int64_t c = 0; c < nc; ++c)
-            gxt[c] += hs[c] * gyt[c];
-        }
-      }
-      for (int64_t s = 0; s < nt; ++s) {
-        S *__restrict ghs = gh + s * nc;
-        for (int64_t t = s; t < nt; ++t) {
-          const S *__restrict gyt = gy + (b * nt + t) * nc, *__restrict xt = x + (b * nt + t - s) * nc;
-#pragma GCC ivdep
-          for (int64_t c = 0; c < nc; ++c)
-            ghs[c] += gyt[c] * xt[c];
-        }
-      }
+      const int64_t o = b * nt * nc;
+      row(x + o, h, gy + o, gx + o, ghPart + o, nt, nc);
     }
   });
 }
@@ -104,40 +139,78 @@ struct DirectLongConvFn : torch::autograd::Function<DirectLongConvFn> {
 // The shift SSM's kernel over its first L taps, a linear cross-correlation
 // per channel: K[l, c] = Σ_{m+l<N} b[c, m]·cc[c, m+l], with the adjoints
 //   gb[c, m] = Σ_l gK[l, c]·cc[c, m+l],   gcc[c, j] = Σ_{l≤j} gK[l, c]·b[c, j−l].
-// C·L·N multiply-adds each, vectorised over m; LibTorch's depthwise conv1d
-// (which computed it before) spent ~5 ms a step in its backward at d = 64.
+// C·L·N multiply-adds each; LibTorch's depthwise conv1d (which computed it
+// before) spent ~5 ms a step in its backward at d = 64. The forward runs m
+// outside and l inside (K[0..L) += b[m]·cc[m..m+L)): each K[l] still sums
+// over m in increasing order, but the inner loop is an axpy that vectorises,
+// where a dot product over m was one chain of dependent adds (strict float
+// order forbids splitting it), ~3 ms a layer at d = 64, N = 1024.
+template <typename S>
+MIXC_ALWAYS_INLINE void shiftForwardChannel(const S *__restrict bc, const S *__restrict ccc, S *__restrict a,
+                                            int64_t nn, int64_t nl) {
+  std::fill(a, a + nl, S(0));
+  for (int64_t m = 0; m < nn; ++m) {
+    const S bm = bc[m];
+    const S *__restrict cm = ccc + m;
+    const int64_t lEnd = std::min(nl, nn - m); // m + l < N
+#pragma GCC ivdep
+    for (int64_t l = 0; l < lEnd; ++l)
+      a[l] += bm * cm[l];
+  }
+}
+template <typename S>
+MIXC_TARGET_AVX2_FMA void shiftForwardChannelAvx2(const S *bc, const S *ccc, S *a, int64_t nn, int64_t nl) {
+  shiftForwardChannel(bc, ccc, a, nn, nl);
+}
+template <typename S> void shiftForwardChannelBase(const S *bc, const S *ccc, S *a, int64_t nn, int64_t nl) {
+  shiftForwardChannel(bc, ccc, a, nn, nl);
+}
+
 template <typename S>
 void shiftForward(const S *b, const S *cc, S *K, int64_t nc, int64_t nn, int64_t nl) {
+  const auto channel = hostAvx2Fma() ? shiftForwardChannelAvx2<S> : shiftForwardChannelBase<S>;
   at::parallel_for(0, nc, 1, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c)
-      for (int64_t l = 0; l < nl; ++l) {
-        const S *__restrict bc = b + c * nn, *__restrict cl = cc + c * nn + l;
-        S acc = 0;
-#pragma GCC ivdep
-        for (int64_t m = 0; m < nn - l; ++m)
-          acc += bc[m] * cl[m];
-        K[l * nc + c] = acc;
-      }
+    std::vector<S> acc(nl);
+    for (int64_t c = c0; c < c1; ++c) {
+      channel(b + c * nn, cc + c * nn, acc.data(), nn, nl);
+      for (int64_t l = 0; l < nl; ++l)
+        K[l * nc + c] = acc[l];
+    }
   });
 }
 
 template <typename S>
-void shiftBackward(const S *b, const S *cc, const S *gK, S *gb, S *gcc, int64_t nc, int64_t nn, int64_t nl) {
-  at::parallel_for(0, nc, 1, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      S *__restrict gbc = gb + c * nn, *__restrict gcc_ = gcc + c * nn;
-      const S *__restrict bc = b + c * nn, *__restrict ccc = cc + c * nn;
-      std::fill(gbc, gbc + nn, S(0));
-      std::fill(gcc_, gcc_ + nn, S(0));
-      for (int64_t l = 0; l < nl; ++l) {
-        const S g = gK[l * nc + c];
+MIXC_ALWAYS_INLINE void shiftBackwardChannel(const S *__restrict bc, const S *__restrict ccc, const S *gK,
+                                             int64_t gStride, S *__restrict gbc, S *__restrict gcc, int64_t nn,
+                                             int64_t nl) {
+  std::fill(gbc, gbc + nn, S(0));
+  std::fill(gcc, gcc + nn, S(0));
+  for (int64_t l = 0; l < nl; ++l) {
+    const S g = gK[l * gStride];
 #pragma GCC ivdep
-        for (int64_t m = 0; m < nn - l; ++m) {
-          gbc[m] += g * ccc[m + l];
-          gcc_[m + l] += g * bc[m];
-        }
-      }
+    for (int64_t m = 0; m < nn - l; ++m) {
+      gbc[m] += g * ccc[m + l];
+      gcc[m + l] += g * bc[m];
     }
+  }
+}
+template <typename S>
+MIXC_TARGET_AVX2_FMA void shiftBackwardChannelAvx2(const S *bc, const S *ccc, const S *gK, int64_t gStride, S *gbc,
+                                                   S *gcc, int64_t nn, int64_t nl) {
+  shiftBackwardChannel(bc, ccc, gK, gStride, gbc, gcc, nn, nl);
+}
+template <typename S>
+void shiftBackwardChannelBase(const S *bc, const S *ccc, const S *gK, int64_t gStride, S *gbc, S *gcc, int64_t nn,
+                              int64_t nl) {
+  shiftBackwardChannel(bc, ccc, gK, gStride, gbc, gcc, nn, nl);
+}
+
+template <typename S>
+void shiftBackward(const S *b, const S *cc, const S *gK, S *gb, S *gcc, int64_t nc, int64_t nn, int64_t nl) {
+  const auto channel = hostAvx2Fma() ? shiftBackwardChannelAvx2<S> : shiftBackwardChannelBase<S>;
+  at::parallel_for(0, nc, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+      channel(b + c * nn, cc + c * nn, gK + c, nc, gb + c * nn, gcc + c * nn, nn, nl);
   });
 }
 

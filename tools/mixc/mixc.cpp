@@ -27,6 +27,7 @@
 #include "abi/StateLayout.h"
 #include "runtime/kernels/KernelBuild.h"
 #include "runtime/core/Device.h"
+#include "runtime/core/HostMemory.h"
 #include "runtime/train/Config.h"
 #include "runtime/train/Align.h"
 #include "runtime/train/Attribute.h"
@@ -1022,6 +1023,7 @@ int guarded(int (*command)(const Options &), const Options &o) {
 }
 
 int main(int argc, char **argv) {
+  mixc::rt::keepFreedHostMemory(); // before the first tensor (runtime/core/HostMemory.h)
   Options o;
   std::string problem;
   if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {

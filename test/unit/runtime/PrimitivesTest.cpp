@@ -1,6 +1,7 @@
 // Every primitive against a naive reference written plainly here (explicit
 // loops, double precision), and its gradients against central finite
 // differences.
+#include "runtime/core/HostIsa.h"
 #include "runtime/core/Primitives.h"
 
 #include <gtest/gtest.h>
@@ -58,6 +59,22 @@ class Primitives : public ::testing::Test {
 protected:
   void SetUp() override { at::manual_seed(7); }
 };
+
+/// The host sweeps with an AVX2 + FMA copy (HostIsa.h), each test run with
+/// that copy (where the CPU has it) and with the baseline one. Sizes cover a
+/// vector body and a remainder at both widths.
+class HostSweeps : public Primitives, public ::testing::WithParamInterface<bool> {
+protected:
+  void SetUp() override {
+    Primitives::SetUp();
+    setHostAvx2Fma(GetParam());
+  }
+  void TearDown() override { setHostAvx2Fma(true); }
+};
+INSTANTIATE_TEST_SUITE_P(Isa, HostSweeps, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool> &info) {
+                           return info.param ? "Avx2FmaWherePresent" : "Baseline";
+                         });
 } // namespace
 
 TEST_F(Primitives, CausalConv) {
@@ -81,8 +98,8 @@ TEST_F(Primitives, CausalConv) {
   checkGradients([](const std::vector<Tensor> &a) { return causalConv(a[0], a[1], a[2]); }, {x, w, b});
 }
 
-TEST_F(Primitives, LongConv) {
-  int B = 2, T = 5, C = 3, L = 8;
+TEST_P(HostSweeps, LongConv) {
+  int B = 2, T = 5, C = 11, L = 8;
   Tensor x = rnd({B, T, C}), h = rnd({L, C});
   Tensor ref = at::zeros({B, T, C}, f64());
   auto X = x.accessor<double, 3>();
@@ -107,13 +124,13 @@ TEST_F(Primitives, LongConv) {
   EXPECT_LT(maxDiff(longConv(xl, hl), fft), 1e-4 * std::max(1.0, fft.abs().max().item<double>()));
 }
 
-TEST_F(Primitives, ShiftKernelIsLinearCrossCorrelation) {
+TEST_P(HostSweeps, ShiftKernelIsLinearCrossCorrelation) {
   // Linear, as zoology's FFTs of size 2N compute it: c does not wrap around
   // (a circular correlation, FFT size N, differs once b leaves e₁). T > N
   // checks the zero taps past N.
-  int C = 3, N = 6;
+  int C = 3, N = 13;
   Tensor b = rnd({C, N}), c = rnd({C, N});
-  for (int T : {4, 6, 9}) {
+  for (int T : {4, 11, 13, 17}) {
     SCOPED_TRACE("T = " + std::to_string(T));
     Tensor ref = at::zeros({T, C}, f64());
     auto Bb = b.accessor<double, 2>(), Cc = c.accessor<double, 2>();
@@ -159,7 +176,7 @@ Tensor s4dReference(const Tensor &logDt, const Tensor &logAReal, const Tensor &a
   return ref;
 }
 
-TEST_F(Primitives, S4dKernelOverLongSequences) {
+TEST_P(HostSweeps, S4dKernelOverLongSequences) {
   // Running powers must not drift over a long T, with modes near |dA| = 1
   // as S4D's are (head 1: Re A ≈ −3e-4); float tensors are summed in double.
   int H = 2, N = 3;
@@ -181,8 +198,10 @@ TEST_F(Primitives, S4dKernelOverLongSequences) {
   EXPECT_LT(maxDiff(k32, k64), 1e-5 * std::max(1.0, k64.abs().max().item<double>()));
 }
 
-TEST_F(Primitives, DiagSSMKernel) {
-  int H = 2, N = 3, T = 5;
+TEST_P(HostSweeps, DiagSSMKernel) {
+  // N = 11 modes: one full block of the host sweep's 8 partial sums and a
+  // padded one.
+  int H = 2, N = 11, T = 5;
   Tensor logDt = rnd({H}, 0.3) - 2.0, logAReal = rnd({H, N}, 0.2), aImag = rnd({H, N}),
          b = rnd({H, N, 2}), c = rnd({H, N, 2});
   Tensor ref = s4dReference(logDt, logAReal, aImag, b, c, T);
@@ -349,15 +368,28 @@ TEST_F(Primitives, BroadcastMulWithinPositionsFollowsLibTorch) {
       {{4, 5, 1, 3}, {4, 5, 2, 1}},       {{1, 5, 3}, {4, 5, 3}},             {{4, 5, 3}, {4, 5, 3}}};
   for (const auto &[sa, sb] : cases) {
     SCOPED_TRACE(c10::str(at::IntArrayRef(sa), " * ", at::IntArrayRef(sb)));
-    Tensor a = at::randn(sa).set_requires_grad(true), b = at::randn(sb).set_requires_grad(true);
-    Tensor a2 = a.detach().clone().set_requires_grad(true), b2 = b.detach().clone().set_requires_grad(true);
-    Tensor got = broadcastMul(a, b), want = a2 * b2;
-    ASSERT_EQ(got.sizes(), want.sizes());
-    EXPECT_LT(maxDiff(got, want), 1e-6);
-    Tensor g = at::randn_like(want);
-    (got * g).sum().backward();
-    (want * g).sum().backward();
-    EXPECT_LT(maxDiff(a.grad(), a2.grad()), 1e-5);
-    EXPECT_LT(maxDiff(b.grad(), b2.grad()), 1e-5);
+    // The gradient arrives contiguous (a product), as an expand (the
+    // backward of a sum over the last-but-one dim, H3's readout) or
+    // transposed over the leading dims (read through a copy).
+    for (const char *use : {"product", "sum", "transpose"}) {
+      SCOPED_TRACE(use);
+      Tensor a = at::randn(sa).set_requires_grad(true), b = at::randn(sb).set_requires_grad(true);
+      Tensor a2 = a.detach().clone().set_requires_grad(true), b2 = b.detach().clone().set_requires_grad(true);
+      Tensor got = broadcastMul(a, b), want = a2 * b2;
+      ASSERT_EQ(got.sizes(), want.sizes());
+      EXPECT_LT(maxDiff(got, want), 1e-6);
+      auto loss = [&](const Tensor &out) {
+        Tensor o = std::string(use) == "sum" ? out.sum(out.dim() - 2)
+                   : std::string(use) == "transpose" ? out.transpose(0, 1)
+                                                     : out;
+        return (o * at::randn_like(o, at::TensorOptions().dtype(at::kFloat))).sum();
+      };
+      at::manual_seed(11);
+      loss(got).backward();
+      at::manual_seed(11);
+      loss(want).backward();
+      EXPECT_LT(maxDiff(a.grad(), a2.grad()), 1e-5);
+      EXPECT_LT(maxDiff(b.grad(), b2.grad()), 1e-5);
+    }
   }
 }
