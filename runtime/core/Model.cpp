@@ -77,7 +77,7 @@ const std::map<std::string, OpInfo> &opTable() {
                    }, 1, 1, {"keep", "shape"}}},
       {"permute", {[](const Inputs &in, const Node &n) { return one(in[0].permute(attrInts(n, "perm"))); }, 1, 1, {"perm"}}},
       {"sum", {[](const Inputs &in, const Node &n) {
-                 return one(in[0].sum(attrI(n, "axis"), attrB(n, "keepdim", false)));
+                 return one(sumOver(in[0], attrI(n, "axis"), attrB(n, "keepdim", false)));
                }, 1, 1, {"axis"}}},
       {"causal_conv", {[](const Inputs &in, const Node &) { return one(causalConv(in[0], in[1], optional(in, 2))); }, 2, 3, {}}},
       {"long_conv", {[](const Inputs &in, const Node &) { return one(longConv(in[0], in[1])); }, 2, 2, {}}},

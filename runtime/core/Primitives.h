@@ -48,6 +48,12 @@ at::Tensor diagSSMKernel(const at::Tensor &logDt, const at::Tensor &logAReal,
 /// (BroadcastMul.cpp), anything else as at::mul.
 at::Tensor broadcastMul(const at::Tensor &a, const at::Tensor &b);
 
+/// x.sum(axis, keepdim); over a small dim with a small block after it
+/// (2-8 elements each: H3's readout over a head's dim) as one loop per
+/// leading row (SmallSum.cpp), where LibTorch's reduction is ~10 ns an
+/// element.
+at::Tensor sumOver(const at::Tensor &x, int64_t axis, bool keepdim);
+
 /// diagSSMKernel as one function with a hand-written backward, in double
 /// (Vandermonde.cpp): what diagSSMKernel runs unless plain references are on.
 at::Tensor s4dKernel(const at::Tensor &logDt, const at::Tensor &logAReal, const at::Tensor &aImag,

@@ -393,3 +393,28 @@ TEST_F(Primitives, BroadcastMulWithinPositionsFollowsLibTorch) {
     }
   }
 }
+
+TEST_F(Primitives, SumOverSmallDimsFollowsLibTorch) {
+  // The fast path (float, a reduced dim of 2-8 with a block of 1-8 after
+  // it, not the first dim) and the shapes it leaves to at::sum, values and
+  // gradients against LibTorch's sum and its autograd.
+  struct Case {
+    std::vector<int64_t> shape;
+    int64_t axis;
+  };
+  std::vector<Case> cases = {{{4, 5, 3, 2, 2}, 3}, {{4, 5, 3, 2, 2}, 4}, {{4, 5, 3, 2, 2}, -2}, {{6, 4, 8}, 1},
+                             {{6, 8, 4}, 1},       {{5, 3}, 1},          {{4, 5, 3}, 0},        {{3, 2, 16}, 1}};
+  for (const Case &c : cases)
+    for (bool keepdim : {false, true}) {
+      SCOPED_TRACE(c10::str(at::IntArrayRef(c.shape), " axis ", c.axis, keepdim ? " keepdim" : ""));
+      Tensor x = at::randn(c.shape).set_requires_grad(true);
+      Tensor x2 = x.detach().clone().set_requires_grad(true);
+      Tensor got = sumOver(x, c.axis, keepdim), want = x2.sum(c.axis, keepdim);
+      ASSERT_EQ(got.sizes(), want.sizes());
+      EXPECT_LT(maxDiff(got, want), 1e-6);
+      Tensor g = at::randn_like(want);
+      (got * g).sum().backward();
+      (want * g).sum().backward();
+      EXPECT_LT(maxDiff(x.grad(), x2.grad()), 1e-6);
+    }
+}
