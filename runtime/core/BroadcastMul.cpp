@@ -72,6 +72,24 @@ bool planOf(const at::Tensor &a, const at::Tensor &b, Plan &p) {
   return true;
 }
 
+/// Whether g's leading `lead` dims collapse to rows a single stride apart
+/// (dims of size 1 skipped: their strides are arbitrary), and that stride.
+bool rowStrideOf(const at::Tensor &g, int64_t lead, int64_t &rowStride) {
+  rowStride = 0;
+  int64_t span = 0; // rows the dims inside the current one cover
+  for (int64_t d = lead - 1; d >= 0; --d) {
+    if (g.size(d) == 1)
+      continue;
+    if (span == 0)
+      rowStride = g.stride(d), span = g.size(d);
+    else if (g.stride(d) != rowStride * span)
+      return false;
+    else
+      span *= g.size(d);
+  }
+  return true;
+}
+
 struct BroadcastMulFn : torch::autograd::Function<BroadcastMulFn> {
   static variable_list forward(AutogradContext *ctx, at::Tensor a, at::Tensor b) {
     Plan p;
@@ -97,12 +115,11 @@ struct BroadcastMulFn : torch::autograd::Function<BroadcastMulFn> {
     // sum, whose backward hands over an expand (a stride of 0), and a
     // contiguous copy of it cost ~2 ms a layer at d = 128.
     const int64_t lead = static_cast<int64_t>(p.outShape.size()) - p.innerRank;
-    bool rowsCollapse = true;
-    for (int64_t d = 1; d < lead; ++d)
-      rowsCollapse = rowsCollapse && (g.size(d - 1) == 1 || g.stride(d - 1) == g.stride(d) * g.size(d));
-    if (!rowsCollapse)
+    int64_t rowStride = 0;
+    if (!rowStrideOf(g, lead, rowStride)) {
       g = g.contiguous();
-    const int64_t rowStride = g.stride(lead - 1);
+      rowStrideOf(g, lead, rowStride);
+    }
     std::vector<int64_t> ig(p.no);
     for (int64_t i = 0; i < p.no; ++i) {
       int64_t rest = i, o = 0;

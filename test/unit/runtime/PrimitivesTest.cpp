@@ -359,19 +359,21 @@ TEST_F(Primitives, Norms) {
 }
 
 TEST_F(Primitives, BroadcastMulWithinPositionsFollowsLibTorch) {
-  // The fast path (float, shared leading dims, a broadcast only inside)
-  // against LibTorch's broadcasting mul and its autograd: H3's outer
-  // product and readout shapes, a per-row scale, and shapes it leaves to
-  // at::mul (a broadcast over the leading dim, equal shapes).
+  // The fast path (float, shared leading dims of at least 16 rows, a
+  // broadcast only inside) against LibTorch's broadcasting mul and its
+  // autograd: H3's outer product and readout shapes, a per-row scale,
+  // leading dims of size 1, and shapes it leaves to at::mul (a broadcast
+  // over the leading dim, equal shapes).
   std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
       {{4, 5, 3, 2, 1}, {4, 5, 3, 1, 2}}, {{4, 5, 3, 2, 1}, {4, 5, 3, 2, 2}}, {{6, 7, 3}, {6, 7, 1}},
-      {{4, 5, 1, 3}, {4, 5, 2, 1}},       {{1, 5, 3}, {4, 5, 3}},             {{4, 5, 3}, {4, 5, 3}}};
+      {{4, 5, 1, 3}, {4, 5, 2, 1}},       {{1, 5, 3}, {4, 5, 3}},             {{4, 5, 3}, {4, 5, 3}},
+      {{6, 1, 3, 2, 1}, {6, 1, 3, 1, 2}}, {{1, 6, 3, 2, 1}, {1, 6, 3, 1, 2}}, {{6, 3, 1, 1, 2, 1}, {6, 3, 1, 1, 1, 2}}};
   for (const auto &[sa, sb] : cases) {
     SCOPED_TRACE(c10::str(at::IntArrayRef(sa), " * ", at::IntArrayRef(sb)));
     // The gradient arrives contiguous (a product), as an expand (the
     // backward of a sum over the last-but-one dim, H3's readout) or
     // transposed over the leading dims (read through a copy).
-    for (const char *use : {"product", "sum", "transpose"}) {
+    for (const char *use : {"product", "sum", "transpose", "strided size-1 dims"}) {
       SCOPED_TRACE(use);
       Tensor a = at::randn(sa).set_requires_grad(true), b = at::randn(sb).set_requires_grad(true);
       Tensor a2 = a.detach().clone().set_requires_grad(true), b2 = b.detach().clone().set_requires_grad(true);
@@ -384,6 +386,21 @@ TEST_F(Primitives, BroadcastMulWithinPositionsFollowsLibTorch) {
                                                      : out;
         return (o * at::randn_like(o, at::TensorOptions().dtype(at::kFloat))).sum();
       };
+      if (std::string(use) == "strided size-1 dims") {
+        // A gradient whose size-1 dims have strides no contiguous tensor
+        // would give them, handed to the backward as it is.
+        Tensor g = at::randn(want.sizes());
+        std::vector<int64_t> strides = g.strides().vec();
+        for (int64_t d = 0; d < g.dim(); ++d)
+          if (g.size(d) == 1)
+            strides[d] = 7 + d;
+        Tensor gs = at::empty_strided(g.sizes(), strides).copy_(g);
+        auto gotGrads = torch::autograd::grad({got}, {a, b}, {gs});
+        auto wantGrads = torch::autograd::grad({want}, {a2, b2}, {g});
+        EXPECT_LT(maxDiff(gotGrads[0], wantGrads[0]), 1e-5);
+        EXPECT_LT(maxDiff(gotGrads[1], wantGrads[1]), 1e-5);
+        continue;
+      }
       at::manual_seed(11);
       loss(got).backward();
       at::manual_seed(11);
