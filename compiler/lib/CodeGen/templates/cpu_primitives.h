@@ -148,26 +148,20 @@ inline int64_t scanSaved(int64_t nb, int64_t nt, int64_t nd, int64_t nn) {
   return nb * ((nt + kScanChunk - 1) / kScanChunk) * nn * nd;
 }
 
+/// One step of the state; KeepDA also keeps each exp(Δ a) in dA [N][D] for
+/// the backward (one exp per state element a step instead of two there: the
+/// exps are most of the scan's work).
+template <bool KeepDA>
 inline void scanStep(const float *xr, const float *dtr, const float *At, const float *Br,
-                     const float *sPrev, float *s, int64_t nd, int64_t nn) {
+                     const float *sPrev, float *s, float *dA, int64_t nd, int64_t nn) {
   for (int64_t n = 0; n < nn; ++n) {
     const float *a = At + n * nd, *sp = sPrev + n * nd;
     float *sn = s + n * nd, bn = Br[n];
-    for (int64_t d = 0; d < nd; ++d)
-      sn[d] = fexp(dtr[d] * a[d]) * sp[d] + dtr[d] * xr[d] * bn;
-  }
-}
-/// scanStep that also keeps each exp(Δ a) in dA [N][D], for the backward
-/// (one exp per state element a step instead of two: the exps are most of
-/// the scan's work).
-inline void scanStepKeep(const float *xr, const float *dtr, const float *At, const float *Br,
-                         const float *sPrev, float *s, float *dA, int64_t nd, int64_t nn) {
-  for (int64_t n = 0; n < nn; ++n) {
-    const float *a = At + n * nd, *sp = sPrev + n * nd;
-    float *sn = s + n * nd, *dAn = dA + n * nd, bn = Br[n];
     for (int64_t d = 0; d < nd; ++d) {
-      dAn[d] = fexp(dtr[d] * a[d]);
-      sn[d] = dAn[d] * sp[d] + dtr[d] * xr[d] * bn;
+      const float e = fexp(dtr[d] * a[d]);
+      if constexpr (KeepDA)
+        dA[n * nd + d] = e;
+      sn[d] = e * sp[d] + dtr[d] * xr[d] * bn;
     }
   }
 }
@@ -189,7 +183,7 @@ inline void selectiveScanForward(const float *x, const float *dt, const float *A
         std::copy(s.begin(), s.end(), ckpt + ((b * chunks) + t / kScanChunk) * nn * nd);
       int64_t row = b * nt + t;
       const float *xr = x + row * nd, *dtr = dt + row * nd, *Cr = C + row * nn;
-      scanStep(xr, dtr, At.data(), B + row * nn, s.data(), next.data(), nd, nn);
+      scanStep<false>(xr, dtr, At.data(), B + row * nn, s.data(), next.data(), nullptr, nd, nn);
       s.swap(next);
       if (touchesState(st, b, t)) { // held [N][D] here, [D, N] in the ABI
         canonical.resize(nn * nd);
@@ -237,7 +231,7 @@ inline void selectiveScanBackward(const float *x, const float *dt, const float *
         std::copy(ckpt + (b * chunks + c) * sz, ckpt + (b * chunks + c + 1) * sz, states.begin());
         for (int64_t t = t0; t < t1; ++t) { // states[i] = s_{t0+i−1}, dAs[i] = exp(Δ_{t0+i} A)
           int64_t row = b * nt + t;
-          scanStepKeep(x + row * nd, dt + row * nd, At.data(), B + row * nn, states.data() + (t - t0) * sz,
+          scanStep<true>(x + row * nd, dt + row * nd, At.data(), B + row * nn, states.data() + (t - t0) * sz,
                        states.data() + (t - t0 + 1) * sz, dAs.data() + (t - t0) * sz, nd, nn);
         }
         for (int64_t t = t1 - 1; t >= t0; --t) {

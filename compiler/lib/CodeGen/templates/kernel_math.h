@@ -19,6 +19,27 @@
 
 namespace mixk {
 
+/// A float's bits as an int32 and back (no libm, vectorises; CUDA's own
+/// intrinsics on the device).
+MIXK_HD inline int32_t bitsOf(float x) {
+#ifdef __CUDA_ARCH__
+  return __float_as_int(x);
+#else
+  int32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits;
+#endif
+}
+MIXK_HD inline float floatOf(int32_t bits) {
+#ifdef __CUDA_ARCH__
+  return __int_as_float(bits);
+#else
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+#endif
+}
+
 /// e^x without a libm call, so loops over it vectorise (libm's expf is a
 /// scalar call unless -ffast-math, which we avoid: see KernelBuild.cpp).
 /// Cephes' expf: x = n ln2 + r, |r| <= ln2/2, e^r by a degree-6 polynomial,
@@ -36,13 +57,7 @@ MIXK_HD inline float fexp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.f;
-  int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-#ifdef __CUDA_ARCH__
-  float scale = __int_as_float(bits);
-#else
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-#endif
+  const float scale = floatOf((static_cast<int32_t>(n) + 127) << 23);
   return x < -87.33654f ? 0.f : p * scale;
 }
 
@@ -52,20 +67,9 @@ MIXK_HD inline float fexp(float x) {
 /// [√½, √2), ln m = t − t²/2 + t³·P(t) for t = m − 1, e·ln 2 in two parts.
 /// Relative error below 2e-7 on [1, 1e9] (CpuPrimitives tests).
 MIXK_HD inline float flog(float u) {
-  int32_t bits;
-#ifdef __CUDA_ARCH__
-  bits = __float_as_int(u);
-#else
-  std::memcpy(&bits, &u, sizeof bits);
-#endif
+  const int32_t bits = bitsOf(u);
   float e = static_cast<float>(((bits >> 23) & 0xff) - 126); // u = m·2^e, m in [½, 1)
-  bits = (bits & 0x007fffff) | 0x3f000000;
-  float m;
-#ifdef __CUDA_ARCH__
-  m = __int_as_float(bits);
-#else
-  std::memcpy(&m, &bits, sizeof m);
-#endif
+  const float m = floatOf((bits & 0x007fffff) | 0x3f000000);
   const bool low = m < 0.707106781186547524f; // to [√½, √2)
   e = low ? e - 1.f : e;
   const float t = low ? m + m - 1.f : m - 1.f, z = t * t;
