@@ -23,6 +23,11 @@ def ElementCodeOpInterface : OpInterface<"ElementCode"> {
                           "::llvm::StringRef", "cppForward">,
     StaticInterfaceMethod<"The gradient flowing to operand `i`.",
                           "::llvm::StringRef", "cppGradient", (ins "unsigned":$i)>,
+    StaticInterfaceMethod<"Whether the forward formula calls a function "
+                          "(exp, sigmoid, erf, ...) that costs more than "
+                          "reading a kept float: a backward keeps such a "
+                          "value rather than computing it again.",
+                          "bool", "cppCostly">,
   ];
 }
 

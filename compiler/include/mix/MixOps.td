@@ -116,10 +116,12 @@ def Mix_LinearOp : Mix_ShapedOp<"linear"> {
 //===----------------------------------------------------------------------===//
 
 // A per-element op with its formula in C++ (ElementCodeInterface.td):
-// `fwd` in $0/$1, `grads` one expression per operand in a, b, y, g.
-class Mix_ElementCode<string fwd, list<string> grads> {
+// `fwd` in $0/$1, `grads` one expression per operand in a, b, y, g;
+// `costly` when `fwd` calls a function worth keeping over recomputing.
+class Mix_ElementCode<string fwd, list<string> grads, bit costly = 0> {
   code elementCode = [{
     static ::llvm::StringRef cppForward() { return "}] # fwd # [{"; }
+    static bool cppCostly() { return }] # !if(costly, "true", "false") # [{; }
     static ::llvm::StringRef cppGradient(unsigned i) {
       static const char *const grads[] = {"}] # !interleave(grads, "\", \"") # [{"};
       return i < std::size(grads) ? grads[i] : "";
@@ -150,23 +152,23 @@ class Mix_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
   let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
 }
 
-class Mix_ElementOp<string mnemonic, string formula, string fwd, string grad>
+class Mix_ElementOp<string mnemonic, string formula, string fwd, string grad, bit costly = 0>
     : Mix_UnaryOp<mnemonic, formula, [Mix_PerElement, ElementCodeOpInterface]>,
-      Mix_ElementCode<fwd, [grad]> {
+      Mix_ElementCode<fwd, [grad], costly> {
   let extraClassDeclaration = shapeRuleDecl # elementCode;
 }
 
 def Mix_NegOp : Mix_ElementOp<"neg", "-x", "-($0)", "-g">;
 def Mix_AbsOp : Mix_ElementOp<"abs", "|x|", "std::fabs($0)", "g * (a > 0.f ? 1.f : (a < 0.f ? -1.f : 0.f))">;
-def Mix_ExpOp : Mix_ElementOp<"exp", "exp(x)", "mixk::fexp($0)", "g * y">;
-def Mix_SinOp : Mix_ElementOp<"sin", "sin(x)", "std::sin($0)", "g * std::cos(a)">;
+def Mix_ExpOp : Mix_ElementOp<"exp", "exp(x)", "mixk::fexp($0)", "g * y", 1>;
+def Mix_SinOp : Mix_ElementOp<"sin", "sin(x)", "std::sin($0)", "g * std::cos(a)", 1>;
 def Mix_SiluOp : Mix_ElementOp<"silu", "x * sigmoid(x)", "($0) * mixk::sigmoid($0)",
-                               "g * mixk::sigmoid(a) * (1.f + a * (1.f - mixk::sigmoid(a)))">;
-def Mix_GeluOp : Mix_ElementOp<"gelu", "exact (erf) GELU", "mixk::gelu($0)", "g * mixk::geluGrad(a)">;
+                               "g * mixk::sigmoid(a) * (1.f + a * (1.f - mixk::sigmoid(a)))", 1>;
+def Mix_GeluOp : Mix_ElementOp<"gelu", "exact (erf) GELU", "mixk::gelu($0)", "g * mixk::geluGrad(a)", 1>;
 def Mix_ReluOp : Mix_ElementOp<"relu", "max(x, 0)", "std::max($0, 0.f)", "(a > 0.f ? g : 0.f)">;
 def Mix_SoftplusOp : Mix_ElementOp<"softplus", "log(1 + exp(x))", "mixk::softplus($0)",
-                                   "g * (a > 20.f ? 1.f : mixk::sigmoid(a))">;
-def Mix_SigmoidOp : Mix_ElementOp<"sigmoid", "1 / (1 + exp(-x))", "mixk::sigmoid($0)", "g * y * (1.f - y)">;
+                                   "g * (a > 20.f ? 1.f : mixk::sigmoid(a))", 1>;
+def Mix_SigmoidOp : Mix_ElementOp<"sigmoid", "1 / (1 + exp(-x))", "mixk::sigmoid($0)", "g * y * (1.f - y)", 1>;
 
 def Mix_TapOp : Mix_UnaryOp<"tap", "identity that names a value"> {
   let description = [{

@@ -1,6 +1,8 @@
 //===- ScanPlan.cpp - the values of a scan's step and what each op needs ----===//
 #include "ScanPlan.h"
 
+#include <cctype>
+
 using namespace mlir;
 
 namespace mix::codegen {
@@ -92,6 +94,60 @@ void schedule(ScanPlan &p) {
   for (const ScanGroup &g : p.groups) // an op printed alone writes an array
     if (!g.loop)
       p.stored.insert(g.ops[0]->getResult(0));
+}
+
+bool isCostly(Operation *o) {
+  auto code = dyn_cast<mix::ElementCode>(o);
+  return code && code.cppCostly();
+}
+
+/// The adjoint's reads, the tape and the taped step's ops (ScanPlan.h),
+/// from the last op to the first (an op's users are seen before it).
+void planTape(ScanPlan &p) {
+  auto need = [&](Value v) {
+    if (Value r = p.root(v); r.getDefiningOp())
+      p.adjointReads.insert(r);
+  };
+  for (Operation *o : llvm::reverse(p.ops)) {
+    Value y = o->getResult(0);
+    if (isa<mix::ConstantOp, mix::SumOp>(o)) // a sum's adjoint reads no value
+      continue;
+    if (!p.groups[p.groupOf.lookup(o)].loop) { // OpBodies' backward: all it touches
+      need(y);
+      for (Value u : o->getOperands())
+        need(u);
+      continue;
+    }
+    if (gradientReads(o, 'y'))
+      need(y);
+    for (unsigned i = 0; i < o->getNumOperands() && i < 2; ++i)
+      if (gradientReads(o, i == 0 ? 'a' : 'b'))
+        need(o->getOperand(i));
+    // A value the adjoint's loop computes again reads its operands.
+    if (p.adjointReads.count(y) && !p.stored.count(y) && !isCostly(o))
+      for (Value u : o->getOperands())
+        need(u);
+  }
+  std::vector<Operation *> live;
+  for (const ScanGroup &g : p.groups)
+    for (Operation *o : g.ops)
+      if (Value y = o->getResult(0); p.adjointReads.count(y) && (p.stored.count(y) || isCostly(o))) {
+        p.tapeAt[y] = p.tapeFloats;
+        p.tapeFloats += p.values.at(y).n;
+        live.push_back(o);
+      }
+  for (Value v : p.next)
+    if (Operation *d = p.root(v).getDefiningOp())
+      live.push_back(d);
+  while (!live.empty()) {
+    Operation *o = live.back();
+    live.pop_back();
+    if (!p.tapedOps.insert(o).second)
+      continue;
+    for (Value u : o->getOperands())
+      if (Operation *d = p.root(u).getDefiningOp())
+        live.push_back(d);
+  }
 }
 
 class ScanPlanner {
@@ -220,9 +276,24 @@ std::string ScanPlanner::run(mix::FusedOp op) {
     p.stateFloats += p.values.at(s).n;
   }
   schedule(p);
+  planTape(p);
   return "";
 }
 } // namespace
+
+bool gradientReads(Operation *o, char name) {
+  auto code = dyn_cast<mix::ElementCode>(o);
+  if (!code)
+    return true;
+  auto isWord = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == '.'; };
+  for (unsigned i = 0; i < o->getNumOperands(); ++i) {
+    llvm::StringRef e = code.cppGradient(i);
+    for (size_t at = 0; at < e.size(); ++at)
+      if (e[at] == name && (at == 0 || !isWord(e[at - 1])) && (at + 1 == e.size() || !isWord(e[at + 1])))
+        return true;
+  }
+  return false;
+}
 
 std::string planScan(mix::FusedOp op, ScanPlan &plan) { return ScanPlanner(plan).run(op); }
 

@@ -55,6 +55,15 @@ struct ScanPlan {
   std::vector<ScanGroup> groups;                  // `ops`, scheduled into groups, in order
   llvm::DenseMap<mlir::Operation *, int> groupOf; // each op's group
   llvm::DenseSet<mlir::Value> stored;             // op values read outside their loop: kept in arrays
+  // The backward (ScanPrinter): its adjoint reads only the values the ops'
+  // gradients name (a, b, y) and what recomputing those needs; the taped
+  // step keeps the stored and costly ones (ElementCode::cppCostly) in a
+  // step's slice of the tape and computes only what the tape and the next
+  // states need.
+  llvm::DenseSet<mlir::Value> adjointReads;    // op values the adjoint reads: from the tape, or recomputed
+  llvm::DenseMap<mlir::Value, int64_t> tapeAt; // those the taped step keeps -> offset in a step's slice
+  int64_t tapeFloats = 0;                      // floats of a step's slice of the tape
+  llvm::DenseSet<mlir::Operation *> tapedOps;  // ops the taped step computes
 
   /// The value `v` views (itself unless it is an alias).
   mlir::Value root(mlir::Value v) const;
@@ -62,6 +71,10 @@ struct ScanPlan {
   /// same loop, not from an array.
   bool inRegister(mlir::Operation *op, unsigned i) const;
 };
+
+/// Whether op `o`'s gradient formulas (ElementCode::cppGradient) read the
+/// float `name` ('a', 'b' the operands, 'y' the result).
+bool gradientReads(mlir::Operation *o, char name);
 
 /// Plans the scan region `op` into `plan`; "" or why it cannot have kernels.
 std::string planScan(mix::FusedOp op, ScanPlan &plan);

@@ -70,7 +70,7 @@ private:
   LoopReads loopReads(const ScanGroup &g);
   std::string operand(Operation *o, unsigned i, LoopReads &reads, ValueNames &nm);
   std::string formula(Operation *o, LoopReads &reads, ValueNames &nm);
-  void printOps(llvm::raw_ostream &os, Locals &locals, ValueNames &nm);
+  void printOps(llvm::raw_ostream &os, Locals &locals, ValueNames &nm, bool taped);
   struct SumLoop;
   SumLoop sumLoop(mix::SumOp sum);
   void printSumForward(llvm::raw_ostream &os, mix::SumOp sum, ValueNames &nm);
@@ -78,8 +78,8 @@ private:
   int64_t printStep(llvm::raw_ostream &os, bool taped);
   int64_t printAdjoint(llvm::raw_ostream &os);
   int64_t printForwardRow(llvm::raw_ostream &os, int64_t stepWork);
-  int64_t printBackwardRow(llvm::raw_ostream &os, int64_t stepWork, int64_t tapeFloats);
-  void printEntries(llvm::raw_ostream &os, int64_t forwardWork, int64_t backwardWork, int64_t tapeFloats);
+  int64_t printBackwardRow(llvm::raw_ostream &os, int64_t stepWork);
+  void printEntries(llvm::raw_ostream &os, int64_t forwardWork, int64_t backwardWork);
 
   ScanPlan &p;
   std::string sym;
@@ -208,13 +208,23 @@ std::string ScanPrinter::formula(Operation *o, LoopReads &reads, ValueNames &nm)
 
 /// Declares and computes every op's value, group by group: a loop group's
 /// values in registers of one loop, written to arrays where they are read
-/// outside it (the taped step's arrays are the tape the adjoint reads; it
-/// recomputes the registers).
-void ScanPrinter::printOps(llvm::raw_ostream &os, Locals &locals, ValueNames &nm) {
+/// outside it. The taped step computes only its ops (ScanPlan::tapedOps)
+/// and writes the values the adjoint reads into the `tape`.
+void ScanPrinter::printOps(llvm::raw_ostream &os, Locals &locals, ValueNames &nm, bool taped) {
+  auto computes = [&](Operation *o) { return !taped || p.tapedOps.count(o); };
+  auto written = [&](Value r) { return p.stored.count(r) || (taped && p.tapeAt.count(r)); };
   for (const ScanGroup &g : p.groups) {
-    for (Operation *o : g.ops)
-      if (p.stored.count(o->getResult(0)))
-        os << locals.decl(nm.val(o->getResult(0)), n(o->getResult(0)), false, ind);
+    if (llvm::none_of(g.ops, computes))
+      continue;
+    for (Operation *o : g.ops) {
+      Value r = o->getResult(0);
+      if (!computes(o) || !written(r))
+        continue;
+      if (taped && p.tapeAt.count(r))
+        os << ind << "float *__restrict__ " << nm.val(r) << " = tape + " << p.tapeAt.lookup(r) << ";\n";
+      else
+        os << locals.decl(nm.val(r), n(r), false, ind);
+    }
     if (!g.loop) {
       Operation *o = g.ops[0];
       Value r = o->getResult(0);
@@ -229,9 +239,11 @@ void ScanPrinter::printOps(llvm::raw_ostream &os, Locals &locals, ValueNames &nm
     LoopReads reads = loopReads(g);
     os << ind << reads.loop.head << " {\n";
     for (Operation *o : g.ops) {
+      if (!computes(o))
+        continue;
       const std::string &id = p.values.at(o->getResult(0)).id;
       os << ind << "  const float r_" << id << " = " << formula(o, reads, nm) << ";\n";
-      if (p.stored.count(o->getResult(0)))
+      if (written(o->getResult(0)))
         os << ind << "  " << nm.val(o->getResult(0)) << "[" << reads.loop.out << "] = r_" << id << ";\n";
     }
     os << ind << "}\n";
@@ -239,24 +251,27 @@ void ScanPrinter::printOps(llvm::raw_ostream &os, Locals &locals, ValueNames &nm
 }
 
 /// step(states, inputs at t) -> next states n<k>, emitted e<j>. The taped
-/// step (the backward's recomputation) leaves its values in `tape`, where
-/// the adjoint reads them; returns the floats of values it keeps.
+/// step (the backward's recomputation) gives the next states and leaves
+/// what the adjoint reads in `tape` (ScanPlan::tapeAt); it emits nothing.
+/// Returns the floats of `work` it uses.
 int64_t ScanPrinter::printStep(llvm::raw_ostream &os, bool taped) {
   std::string extra;
   for (size_t k = 0; k < p.next.size(); ++k)
     extra += ", float *__restrict__ n" + str(k);
-  for (size_t j = 0; j < p.emitted.size(); ++j)
-    extra += ", float *__restrict__ e" + str(j);
+  if (!taped)
+    for (size_t j = 0; j < p.emitted.size(); ++j)
+      extra += ", float *__restrict__ e" + str(j);
   if (taped)
     extra += ", float *__restrict__ tape";
   os << "MIXK_HD inline void " << sym << (taped ? "_step_taped(" : "_step(") << stepParams(extra) << ") {\n";
-  Locals locals = taped ? Locals{"tape"} : work();
+  Locals locals = work();
   ValueNames nm = names();
-  printOps(os, locals, nm);
+  printOps(os, locals, nm, taped);
   for (auto [k, v] : llvm::enumerate(p.next))
     os << ind << "for (int64_t j = 0; j < " << n(v) << "; ++j) n" << k << "[j] = " << nm.val(v) << "[j];\n";
-  for (auto [j, v] : llvm::enumerate(p.emitted))
-    os << ind << "for (int64_t j = 0; j < " << n(v) << "; ++j) e" << j << "[j] = " << nm.val(v) << "[j];\n";
+  if (!taped)
+    for (auto [j, v] : llvm::enumerate(p.emitted))
+      os << ind << "for (int64_t j = 0; j < " << n(v) << "; ++j) e" << j << "[j] = " << nm.val(v) << "[j];\n";
   os << "}\n\n";
   return locals.used;
 }
@@ -264,8 +279,8 @@ int64_t ScanPrinter::printStep(llvm::raw_ostream &os, bool taped) {
 /// The step's adjoint: from ∂L/∂(next states) gn<k> and ∂L/∂(emitted) ge<j>,
 /// sets ∂L/∂(states) gs<k> and ∂L/∂(sliced inputs at t) gx<i>, and adds the
 /// invariant inputs' gradients into p<i>; the step's values are read from
-/// the taped step's `tape`. The ops' adjoints are OpBodies' (the fused
-/// regions' own); the sum's is here.
+/// the taped step's `tape`, or computed again from it. The ops' adjoints
+/// are OpBodies' (the fused regions' own); the sum's is here.
 int64_t ScanPrinter::printAdjoint(llvm::raw_ostream &os) {
   std::string extra;
   for (size_t k = 0; k < p.next.size(); ++k)
@@ -285,13 +300,10 @@ int64_t ScanPrinter::printAdjoint(llvm::raw_ostream &os) {
   for (auto [i, x] : llvm::enumerate(p.inputs))
     if (p.sliced[i])
       os << ind << "for (int64_t j = 0; j < " << n(x) << "; ++j) " << nm.grad(x) << "[j] = 0.f;\n";
-  int64_t offset = 0; // the stored values, where the taped step left them (group order)
   for (const ScanGroup &g : p.groups)
     for (Operation *o : g.ops)
-      if (p.stored.count(o->getResult(0))) {
-        os << ind << "const float *__restrict__ " << nm.val(o->getResult(0)) << " = tape + " << offset << ";\n";
-        offset += n(o->getResult(0));
-      }
+      if (Value r = o->getResult(0); p.tapeAt.count(r))
+        os << ind << "const float *__restrict__ " << nm.val(r) << " = tape + " << p.tapeAt.lookup(r) << ";\n";
   // Gradients cross groups in arrays; inside a loop they stay in registers.
   for (const ScanGroup &g : p.groups)
     for (Operation *o : g.ops)
@@ -312,31 +324,34 @@ int64_t ScanPrinter::printAdjoint(llvm::raw_ostream &os) {
         printBackward(p.values, *o, os, nm, ind);
       continue;
     }
-    // One loop: each value (from the tape, or recomputed) and its gradient
-    // (from later groups' arrays, or 0) in registers; the ops' adjoints in reverse add to the registers of
-    // what they read in the loop and to the arrays of what they read outside.
+    // One loop: each value it reads (from the tape, or computed again) and
+    // each gradient (from later groups' arrays, or 0) in registers; the ops'
+    // adjoints in reverse add to the registers of what they read in the loop
+    // and to the arrays of what they read outside.
     LoopReads reads = loopReads(g);
     const std::string &out = reads.loop.out;
     os << ind << reads.loop.head << " {\n";
     for (Operation *o : g.ops) {
       Value r = o->getResult(0);
       const std::string &id = p.values.at(r).id;
-      os << ind << "  const float r_" << id << " = "
-         << (p.stored.count(r) ? nm.val(r) + "[" + out + "]" : formula(o, reads, nm)) << ";\n";
+      if (p.tapeAt.count(r))
+        os << ind << "  const float r_" << id << " = " << nm.val(r) << "[" << out << "];\n";
+      else if (p.adjointReads.count(r))
+        os << ind << "  const float r_" << id << " = " << formula(o, reads, nm) << ";\n";
       os << ind << "  float gr_" << id << " = "
          << (p.stored.count(r) ? nm.grad(r) + "[" + out + "]" : std::string("0.f")) << ";\n";
     }
     for (Operation *o : llvm::reverse(g.ops)) {
       auto code = cast<mix::ElementCode>(o);
       const std::string &id = p.values.at(o->getResult(0)).id;
-      const char *local[] = {"a", "b"};
-      os << ind << "  { const float ";
+      const char local[] = {'a', 'b'};
+      os << ind << "  { ";
       for (unsigned i = 0; i < o->getNumOperands(); ++i)
-        os << local[i] << " = " << operand(o, i, reads, nm) << ", ";
-      os << "y = r_" << id << ", g = gr_" << id << ";";
-      for (unsigned i = 0; i < o->getNumOperands(); ++i)
-        os << " (void)" << local[i] << ";";
-      os << " (void)y;";
+        if (gradientReads(o, local[i]))
+          os << "const float " << local[i] << " = " << operand(o, i, reads, nm) << "; ";
+      if (gradientReads(o, 'y'))
+        os << "const float y = r_" << id << "; ";
+      os << "const float g = gr_" << id << ";";
       for (unsigned i = 0; i < o->getNumOperands(); ++i) {
         std::string target = p.inRegister(o, i) ? "gr_" + p.values.at(p.root(o->getOperand(i))).id
                                                 : nm.grad(o->getOperand(i)) + "[" + reads.index[{o, i}] + "]";
@@ -358,7 +373,10 @@ int64_t ScanPrinter::printForwardRow(llvm::raw_ostream &os, int64_t stepWork) {
   os << "MIXK_HD inline void " << sym << "_forward_row(const float *const *in, float *const *out, float *saved, "
      << "int64_t b, int64_t T, const mixk_state st" << (cuda ? ", float *work" : "") << ") {\n";
   Locals locals = work();
-  os << locals.decl("st_now", p.stateFloats, true, ind) << locals.decl("nx", p.stateFloats, false, ind);
+  // The state entering the step and the one it hands on: two buffers
+  // that trade places after each step.
+  os << locals.decl("st_a", p.stateFloats, true, ind) << locals.decl("st_b", p.stateFloats, false, ind);
+  os << ind << "float *st_now = st_a, *nx = st_b;\n";
   os << ind << "float *ck = saved + b * ((T + " << K << " - 1) / " << K << ") * " << SF << ";\n";
   os << ind << "const int64_t edit_at = st.edit_pos ? st.edit_pos[b] : -1;\n";
   os << ind << "for (int64_t t = 0; t < T; ++t) {\n";
@@ -380,28 +398,29 @@ int64_t ScanPrinter::printForwardRow(llvm::raw_ostream &os, int64_t stepWork) {
      << ind << "  }\n";
   os << ind << "  if (st.capture) for (int64_t j = 0; j < " << SF << "; ++j) st.capture[(b * T + t) * " << SF
      << " + j] = nx[j];\n";
-  os << ind << "  for (int64_t j = 0; j < " << SF << "; ++j) st_now[j] = nx[j];\n";
+  os << ind << "  float *const was = st_now;\n" << ind << "  st_now = nx;\n" << ind << "  nx = was;\n";
   os << ind << "}\n}\n\n";
   return locals.used + stepWork;
 }
 
 /// One batch row's backward: chunks from the last; in each, the taped step
 /// runs over the chunk from its checkpoint, keeping the states entering its
-/// steps in `chunk` ([kScanChunk + 1, states]) and their values in `tape`
-/// ([kScanChunk, values]); then the adjoint runs from its last step to its
-/// first.
-int64_t ScanPrinter::printBackwardRow(llvm::raw_ostream &os, int64_t stepWork, int64_t tapeFloats) {
-  const std::string SF = str(p.stateFloats), K = str(kScanChunk), W = str(tapeFloats);
+/// steps in `chunk` ([kScanChunk + 1, states]) and what the adjoint reads
+/// in `tape` ([kScanChunk, ScanPlan::tapeFloats]); then the adjoint runs
+/// from its last step to its first.
+int64_t ScanPrinter::printBackwardRow(llvm::raw_ostream &os, int64_t stepWork) {
+  const std::string SF = str(p.stateFloats), K = str(kScanChunk), W = str(p.tapeFloats);
   os << "MIXK_HD inline void " << sym << "_backward_row(const float *const *in, const float *saved, "
      << "const float *const *gout, float *const *gin, float *const *part, int64_t b, int64_t T, float *chunk, "
      << "float *tape" << (cuda ? ", float *work" : "") << ") {\n";
   Locals locals = work();
-  os << locals.decl("gn", p.stateFloats, true, ind) << locals.decl("gs", p.stateFloats, false, ind);
+  // ∂L/∂(state after step t) and ∂L/∂(state before it): two buffers that
+  // trade places after each step.
+  os << locals.decl("g_a", p.stateFloats, true, ind) << locals.decl("g_b", p.stateFloats, false, ind);
+  os << ind << "float *gn = g_a, *gs = g_b;\n";
   for (auto [i, x] : llvm::enumerate(p.inputs))
     if (p.sliced[i])
       os << locals.decl("gx" + str(i), n(x), false, ind);
-  for (auto [j, v] : llvm::enumerate(p.emitted))
-    os << locals.decl("e" + str(j), n(v), false, ind);
   const std::string rest = cuda ? ", work + " + str(locals.used) : "";
   os << ind << "const int64_t chunks = (T + " << K << " - 1) / " << K << ";\n";
   os << ind << "const float *ck = saved + b * chunks * " << SF << ";\n";
@@ -411,8 +430,6 @@ int64_t ScanPrinter::printBackwardRow(llvm::raw_ostream &os, int64_t stepWork, i
   std::string outs;
   for (size_t k = 0; k < p.next.size(); ++k)
     outs += ", chunk + (t - t0 + 1) * " + SF + " + " + str(p.stateOffset[k]);
-  for (size_t j = 0; j < p.emitted.size(); ++j)
-    outs += ", e" + str(j);
   os << ind << "  for (int64_t t = t0; t < t1; ++t)\n";
   os << ind << "    " << sym << "_step_taped(" << stepArgs("chunk + (t - t0) * " + SF) << outs << ", tape + (t - t0) * "
      << W << rest << ");\n";
@@ -432,15 +449,14 @@ int64_t ScanPrinter::printBackwardRow(llvm::raw_ostream &os, int64_t stepWork, i
     if (p.sliced[i])
       os << ind << "    for (int64_t j = 0; j < " << n(x) << "; ++j) gin[" << i << "][(b * T + t) * " << n(x)
          << " + j] += gx" << i << "[j];\n";
-  os << ind << "    for (int64_t j = 0; j < " << SF << "; ++j) gn[j] = gs[j];\n";
+  os << ind << "    float *const was = gn;\n" << ind << "    gn = gs;\n" << ind << "    gs = was;\n";
   os << ind << "  }\n" << ind << "}\n}\n\n";
   return locals.used + stepWork;
 }
 
-void ScanPrinter::printEntries(llvm::raw_ostream &os, int64_t forwardWork, int64_t backwardWork,
-                               int64_t tapeFloats) {
+void ScanPrinter::printEntries(llvm::raw_ostream &os, int64_t forwardWork, int64_t backwardWork) {
   // A row's backward buffers: the chunk's states, then its tape.
-  const int64_t chunkFloats = (kScanChunk + 1) * p.stateFloats, buffers = chunkFloats + kScanChunk * tapeFloats;
+  const int64_t chunkFloats = (kScanChunk + 1) * p.stateFloats, buffers = chunkFloats + kScanChunk * p.tapeFloats;
   const std::string SF = str(p.stateFloats), K = str(kScanChunk);
   const size_t numIn = p.inputs.size(), numOut = p.emitted.size();
   os << "extern \"C\" int64_t " << sym << "_saved(const int64_t *dims) {\n"
@@ -537,11 +553,12 @@ void ScanPrinter::print(llvm::raw_ostream &os) {
     os << (i ? ", " : " ") << (p.sliced[i] ? "sliced" : "invariant") << " [" << n(x) << "]";
   os << "\n";
   const int64_t stepWork = printStep(os, false);
-  const int64_t tapeFloats = printStep(os, true);
+  const int64_t tapedWork = printStep(os, true);
   const int64_t adjointWork = printAdjoint(os);
   const int64_t forwardWork = printForwardRow(os, stepWork);
-  const int64_t backwardWork = printBackwardRow(os, adjointWork, tapeFloats);
-  printEntries(os, forwardWork, backwardWork, tapeFloats);
+  // The taped step and the adjoint run one after the other on the same work.
+  const int64_t backwardWork = printBackwardRow(os, std::max(tapedWork, adjointWork));
+  printEntries(os, forwardWork, backwardWork);
 }
 } // namespace
 

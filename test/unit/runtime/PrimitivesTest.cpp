@@ -363,11 +363,12 @@ TEST_F(Primitives, BroadcastMulWithinPositionsFollowsLibTorch) {
   // broadcast only inside) against LibTorch's broadcasting mul and its
   // autograd: H3's outer product and readout shapes, a per-row scale,
   // leading dims of size 1, and shapes it leaves to at::mul (a broadcast
-  // over the leading dim, equal shapes).
+  // over the leading dim, equal shapes, an inner block over 16 floats).
   std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
       {{4, 5, 3, 2, 1}, {4, 5, 3, 1, 2}}, {{4, 5, 3, 2, 1}, {4, 5, 3, 2, 2}}, {{6, 7, 3}, {6, 7, 1}},
       {{4, 5, 1, 3}, {4, 5, 2, 1}},       {{1, 5, 3}, {4, 5, 3}},             {{4, 5, 3}, {4, 5, 3}},
-      {{6, 1, 3, 2, 1}, {6, 1, 3, 1, 2}}, {{1, 6, 3, 2, 1}, {1, 6, 3, 1, 2}}, {{6, 3, 1, 1, 2, 1}, {6, 3, 1, 1, 1, 2}}};
+      {{6, 1, 3, 2, 1}, {6, 1, 3, 1, 2}}, {{1, 6, 3, 2, 1}, {1, 6, 3, 1, 2}}, {{6, 3, 1, 1, 2, 1}, {6, 3, 1, 1, 1, 2}},
+      {{4, 5, 1, 17}, {4, 5, 2, 1}}};
   for (const auto &[sa, sb] : cases) {
     SCOPED_TRACE(c10::str(at::IntArrayRef(sa), " * ", at::IntArrayRef(sb)));
     // The gradient arrives contiguous (a product), as an expand (the
