@@ -138,3 +138,31 @@ func.func @lone_primitives(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: ten
   %y = mix.diag_ssm %x, %dt, %ar, %ai, %b, %c {name = "ssm", state_name = "s"} : (tensor<?x?x2x4xf32>, tensor<2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4x2xf32>, tensor<2x4x2xf32>) -> tensor<?x?x2x4xf32>
   return %a, %y : tensor<?x?x8xf32>, tensor<?x?x2x4xf32>
 }
+
+// Mamba without its conv: the SiLU feeds x_proj (a linear, not fused) long
+// before the scan, and the scan too. It stays outside, before the region,
+// which reads it as an input and keeps the scan's prologue and epilogue.
+// CHECK-LABEL: func.func @early_export_stays_outside
+// CHECK: %[[ACT:.*]] = mix.silu %arg0 {name = "act"}
+// CHECK-NEXT: %[[P:.*]] = mix.linear %[[ACT]]
+// CHECK: %[[SCAN:.*]] = mix.fused "scan" kind "selective_scan"({{.*}}%[[ACT]],
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: mix.softplus {{.*}} {name = "delta"}
+// CHECK: mix.selective_scan {{.*}} {name = "scan", state_name = "state"}
+// CHECK-NEXT: mix.silu {{.*}} {name = "gate"}
+// CHECK-NEXT: %[[G:.*]] = mix.mul {{.*}} {name = "gated"}
+// CHECK-NEXT: mix.yield %[[G]]
+// CHECK: return %[[SCAN]], %[[P]]
+func.func @early_export_stays_outside(%x: tensor<?x?x4xf32>, %w: tensor<4x4xf32>, %b: tensor<4xf32>,
+                                      %dt: tensor<?x?x4xf32>, %alog: tensor<4x3xf32>, %bc: tensor<?x?x3xf32>,
+                                      %z: tensor<?x?x4xf32>) -> (tensor<?x?x4xf32>, tensor<?x?x4xf32>) {
+  %act = mix.silu %x {name = "act"} : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
+  %proj = mix.linear %act, %w {name = "x_proj"} : (tensor<?x?x4xf32>, tensor<4x4xf32>) -> tensor<?x?x4xf32>
+  %delta = mix.softplus %dt {name = "delta"} : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
+  %e = mix.exp %alog {name = "expA"} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %a = mix.neg %e {name = "A"} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %y = mix.selective_scan %act, %delta, %a, %bc, %bc, %b {name = "scan", state_name = "state"} : (tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<4x3xf32>, tensor<?x?x3xf32>, tensor<?x?x3xf32>, tensor<4xf32>) -> tensor<?x?x4xf32>
+  %gate = mix.silu %z {name = "gate"} : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
+  %g = mix.mul %y, %gate {name = "gated"} : (tensor<?x?x4xf32>, tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
+  return %g, %proj : tensor<?x?x4xf32>, tensor<?x?x4xf32>
+}

@@ -4,8 +4,9 @@
 // one mixer primitive (the anchor) per group; each group of two or more ops,
 // or a lone primitive with a generated kernel, then becomes one mix.fused op
 // at its last op's position, provided every value it exports is
-// used only after that point (otherwise trailing ops are left out until it
-// is). A `mix.scan` becomes a region of its own (kind "scan", its operands
+// used only after that point (otherwise a leading op that exports early is
+// left outside, before the region, or else trailing ops are left out, until
+// it is). A `mix.scan` becomes a region of its own (kind "scan", its operands
 // as they are, one block argument each), which the kernel back ends compile
 // whole (CodeGen/ScanPlan.h); its neighbours stay in theirs.
 //
@@ -52,15 +53,32 @@ struct Group {
   Operation *anchor = nullptr;
 };
 
-/// Whether every value the group's ops produce for ops outside the group is
-/// used after the group's last op (where the region will stand).
-bool exportsAfterEnd(const Group &g, const llvm::SmallPtrSetImpl<Operation *> &members) {
+/// Whether `op`, a member, hands a value to an op outside the group that
+/// runs before the group's last op (where the region will stand).
+bool exportsEarly(Operation *op, const Group &g, const llvm::SmallPtrSetImpl<Operation *> &members) {
   Operation *last = g.ops.back();
+  for (Operation *user : op->getUsers())
+    if (!members.count(user) && user->getBlock() == last->getBlock() && user->isBeforeInBlock(last))
+      return true;
+  return false;
+}
+
+/// Whether every value the group's ops produce for ops outside the group is
+/// used after the group's last op.
+bool exportsAfterEnd(const Group &g, const llvm::SmallPtrSetImpl<Operation *> &members) {
+  return llvm::none_of(g.ops, [&](Operation *op) { return exportsEarly(op, g, members); });
+}
+
+/// A member that reads nothing from the group and exports early: it can
+/// stay outside, before the region, which then reads its value as an
+/// input. Mamba without its conv: SiLU(x) feeds x_proj, long before the
+/// scan, and also the scan; the scan keeps its prologue and epilogue.
+Operation *earlyHead(const Group &g, const llvm::SmallPtrSetImpl<Operation *> &members) {
   for (Operation *op : g.ops)
-    for (Operation *user : op->getUsers())
-      if (!members.count(user) && user->getBlock() == last->getBlock() && user->isBeforeInBlock(last))
-        return false;
-  return true;
+    if (exportsEarly(op, g, members) &&
+        llvm::none_of(op->getOperands(), [&](Value v) { return members.count(v.getDefiningOp()); }))
+      return op;
+  return nullptr;
 }
 
 void buildRegion(const Group &g) {
@@ -164,6 +182,12 @@ struct FusePass : mix::impl::MixFuseBase<FusePass> {
         llvm::SmallPtrSet<Operation *, 16> members(g.ops.begin(), g.ops.end());
         if (exportsAfterEnd(g, members))
           break;
+        if (Operation *head = earlyHead(g, members)) {
+          if (head == g.anchor)
+            g.anchor = nullptr;
+          g.ops.erase(llvm::find(g.ops, head));
+          continue;
+        }
         if (g.ops.back() == g.anchor)
           g.anchor = nullptr;
         g.ops.pop_back();

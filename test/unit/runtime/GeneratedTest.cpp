@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 using mixc::rt::Model;
@@ -33,13 +34,17 @@ double relErr(const at::Tensor &a, const at::Tensor &b) {
 struct Case {
   const char *arch;
   bool cudaOnHost;
+  bool noConv = false; // Mamba with d_conv = 0: the scan's input is a SiLU also read by x_proj (Fuse.cpp)
 };
-void PrintTo(const Case &c, std::ostream *os) { *os << c.arch << (c.cudaOnHost ? " (CUDA source on the host)" : ""); }
+void PrintTo(const Case &c, std::ostream *os) {
+  *os << c.arch << (c.noConv ? " without conv" : "") << (c.cudaOnHost ? " (CUDA source on the host)" : "");
+}
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (bool cuda : {false, true})
     for (const char *a : kArchitectures)
       out.push_back({a, cuda});
+  out.push_back({"mamba", false, true});
   return out;
 }
 
@@ -48,7 +53,10 @@ protected:
   void SetUp() override {
     setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, /*overwrite=*/0);
     at::set_num_threads(1);
-    result = compileStdlib(GetParam().arch, {{"d", "16"}, {"vocab", "20"}});
+    std::vector<mixc::dsl::ConfigEntry> config = {{"d", "16"}, {"vocab", "20"}};
+    if (GetParam().noConv)
+      config.push_back({"d_conv", "0"});
+    result = compileStdlib(GetParam().arch, config);
     std::string error;
     std::string source = GetParam().cudaOnHost ? "#define MIXK_CUDA_ON_HOST\n" + result.cudaKernels
                                                : result.cpuKernels;
@@ -81,6 +89,9 @@ TEST_P(Generated, EveryRegionWithAKernelRunsGenerated) {
     }
   }
   EXPECT_GT(kernels, 0) << "no region of " << GetParam().arch << " has a generated kernel";
+  if (GetParam().noConv) // the scan keeps its region (and kernel) without the conv before it
+    EXPECT_TRUE(std::any_of(result.graph.regions.begin(), result.graph.regions.end(),
+                            [](const auto &r) { return r.kind == "selective_scan"; }));
   for (const auto &[name, why] : reference->regionStatus())
     EXPECT_NE(why, "") << name << " ran generated without a library";
 }
@@ -125,7 +136,8 @@ TEST_P(Generated, ReadoutAndNoGradAgree) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stdlib, Generated, ::testing::ValuesIn(cases()), [](const auto &info) {
-  return std::string(info.param.arch) + (info.param.cudaOnHost ? "_cuda_on_host" : "");
+  return std::string(info.param.arch) + (info.param.noConv ? "_noconv" : "") +
+         (info.param.cudaOnHost ? "_cuda_on_host" : "");
 });
 
 // The softmax attention kernel (a region of its own) at the widths of the
