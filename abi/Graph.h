@@ -54,6 +54,11 @@ struct Param {
 /// state it edits (abi/StateLayout.h).
 constexpr const char *kStateEditOp = "state_edit";
 
+/// The attribute the fusion pass (compiler/lib/Transforms/Fuse.cpp) gives a
+/// primitive that has kernels of its own but is in no fused region, with
+/// why: it runs on LibTorch under every back end, which `mixc train` says.
+constexpr const char *kUnfusedAttr = "unfused";
+
 /// A value is named by its node ("layers[0].mixer.conv") or, for a node
 /// with several results, "name#i"; inputs and parameters by their names.
 struct Node {

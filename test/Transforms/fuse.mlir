@@ -166,3 +166,23 @@ func.func @early_export_stays_outside(%x: tensor<?x?x4xf32>, %w: tensor<4x4xf32>
   %g = mix.mul %y, %gate {name = "gated"} : (tensor<?x?x4xf32>, tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
   return %g, %proj : tensor<?x?x4xf32>, tensor<?x?x4xf32>
 }
+
+// The scan's prologue value `A` also feeds a linear before the scan, and it
+// reads another member (not a leading op): the prologue is a region of its
+// own and the scan, without it, one alone (its kernel), not a plain op.
+// CHECK-LABEL: func.func @anchor_left_alone
+// CHECK: %[[P:.*]] = mix.fused "A" kind "elementwise"
+// CHECK: mix.linear %[[P]]
+// CHECK: mix.fused "scan" kind "selective_scan"
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: mix.selective_scan
+// CHECK-NOT: unfused
+// CHECK-NEXT: mix.yield
+func.func @anchor_left_alone(%x: tensor<?x?x4xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf32>, %dt: tensor<?x?x4xf32>,
+                             %alog: tensor<4x3xf32>, %bc: tensor<?x?x3xf32>) -> (tensor<?x?x4xf32>, tensor<4x4xf32>) {
+  %e = mix.exp %alog {name = "expA"} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %a = mix.neg %e {name = "A"} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %l = mix.linear %a, %w {name = "l"} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x4xf32>
+  %y = mix.selective_scan %x, %dt, %a, %bc, %bc, %b {name = "scan", state_name = "state"} : (tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<4x3xf32>, tensor<?x?x3xf32>, tensor<?x?x3xf32>, tensor<4xf32>) -> tensor<?x?x4xf32>
+  return %y, %l : tensor<?x?x4xf32>, tensor<4x4xf32>
+}

@@ -569,6 +569,10 @@ std::shared_ptr<const mixc::kernels::Library> kernelLibrary(const Options &o, co
   double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr, "kernels: %zu of %zu fused regions generated for %s, %s (%.1f s)\n",
                kernels, result.graph.regions.size(), cuda ? "CUDA" : "the CPU", library->path().c_str(), sec);
+  for (const mixc::graph::Node &n : result.graph.nodes)
+    if (auto it = n.attrs.find(mixc::graph::kUnfusedAttr); it != n.attrs.end())
+      std::fprintf(stderr, "note: %s (%s) is in no fused region (%s): it runs on LibTorch\n", n.name.c_str(),
+                   n.op.c_str(), it->second.s.c_str());
   return library;
 }
 

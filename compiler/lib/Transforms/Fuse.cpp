@@ -8,9 +8,12 @@
 // left outside, before the region, or else trailing ops are left out, until
 // it is). A `mix.scan` becomes a region of its own (kind "scan", its operands
 // as they are, one block argument each), which the kernel back ends compile
-// whole (CodeGen/ScanPlan.h); its neighbours stay in theirs.
+// whole (CodeGen/ScanPlan.h); its neighbours stay in theirs. A primitive
+// with kernels of its own that ends in no region is tagged `unfused` with
+// why (abi/Graph.h), so the driver can say it runs on LibTorch.
 //
 //===----------------------------------------------------------------------===//
+#include "abi/Graph.h"
 #include "mix/MixOps.h"
 #include "mix/Passes.h"
 
@@ -19,6 +22,8 @@
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+
+#include <utility>
 
 namespace mix {
 #define GEN_PASS_DEF_MIXFUSE
@@ -177,27 +182,39 @@ struct FusePass : mix::impl::MixFuseBase<FusePass> {
         if (isAnchor(&op))
           g.anchor = &op;
       }
+    // A lone op is a region only if it is a primitive with a kernel of its
+    // own (softmax attention between two matmuls): nothing to fuse otherwise.
+    auto lonePrimitive = [](Operation *op) { return op && op->hasTrait<mix::OpTrait::GeneratedAnchor>(); };
     for (auto &[leader, g] : groups) {
+      Operation *dropped = nullptr; // the anchor, when it had to leave the group
       while (g.ops.size() >= 2) {
         llvm::SmallPtrSet<Operation *, 16> members(g.ops.begin(), g.ops.end());
         if (exportsAfterEnd(g, members))
           break;
-        if (Operation *head = earlyHead(g, members)) {
-          if (head == g.anchor)
-            g.anchor = nullptr;
-          g.ops.erase(llvm::find(g.ops, head));
-          continue;
-        }
-        if (g.ops.back() == g.anchor)
-          g.anchor = nullptr;
-        g.ops.pop_back();
+        Operation *out = earlyHead(g, members);
+        if (out)
+          g.ops.erase(llvm::find(g.ops, out));
+        else
+          out = g.ops.pop_back_val();
+        if (out == g.anchor)
+          dropped = std::exchange(g.anchor, nullptr);
       }
-      // A lone op is a region only if it is a primitive with a kernel of
-      // its own (softmax attention between two matmuls): nothing to fuse
-      // otherwise.
-      if (g.ops.size() >= 2 || (g.anchor && g.anchor->hasTrait<mix::OpTrait::GeneratedAnchor>()))
+      if (g.ops.size() >= 2 || lonePrimitive(g.anchor))
         buildRegion(g);
+      if (lonePrimitive(dropped)) // its kernel without its neighbours
+        buildRegion(Group{{dropped}, dropped});
     }
+    markUnfused(block);
+  }
+
+  /// Tags each primitive with kernels that is left outside every region.
+  static void markUnfused(Block &block) {
+    for (Operation &op : block)
+      if (op.hasTrait<mix::OpTrait::GeneratedAnchor>() || isa<ScanOp>(op))
+        op.setAttr(mixc::graph::kUnfusedAttr,
+                   StringAttr::get(op.getContext(), isIntervened(&op)
+                                                        ? "an intervention reads its result"
+                                                        : "the fusion pass left it out"));
   }
 };
 } // namespace
