@@ -208,13 +208,12 @@ struct FusePass : mix::impl::MixFuseBase<FusePass> {
   }
 
   /// Tags each primitive with kernels that is left outside every region.
+  /// Only one an intervention reads can be: every other such op is in its
+  /// group's region or, dropped from it, in a region alone.
   static void markUnfused(Block &block) {
     for (Operation &op : block)
-      if (op.hasTrait<mix::OpTrait::GeneratedAnchor>() || isa<ScanOp>(op))
-        op.setAttr(mixc::graph::kUnfusedAttr,
-                   StringAttr::get(op.getContext(), isIntervened(&op)
-                                                        ? "an intervention reads its result"
-                                                        : "the fusion pass left it out"));
+      if ((op.hasTrait<mix::OpTrait::GeneratedAnchor>() || isa<ScanOp>(op)) && isIntervened(&op))
+        op.setAttr(mixc::graph::kUnfusedAttr, StringAttr::get(op.getContext(), "an intervention reads its result"));
   }
 };
 } // namespace
