@@ -258,11 +258,11 @@ int64_t ScanPrinter::printStep(llvm::raw_ostream &os, bool taped) {
   std::string extra;
   for (size_t k = 0; k < p.next.size(); ++k)
     extra += ", float *__restrict__ n" + str(k);
-  if (!taped)
-    for (size_t j = 0; j < p.emitted.size(); ++j)
-      extra += ", float *__restrict__ e" + str(j);
   if (taped)
     extra += ", float *__restrict__ tape";
+  else
+    for (size_t j = 0; j < p.emitted.size(); ++j)
+      extra += ", float *__restrict__ e" + str(j);
   os << "MIXK_HD inline void " << sym << (taped ? "_step_taped(" : "_step(") << stepParams(extra) << ") {\n";
   Locals locals = work();
   ValueNames nm = names();
