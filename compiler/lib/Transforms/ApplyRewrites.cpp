@@ -74,12 +74,13 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
     });
     llvm::DenseSet<Operation *> removed;
     for (const dsl::RwAction &a : script.removes) {
-      auto ops = match(a, named, removed);
-      if (!ops)
+      auto targets = match(a, named, removed);
+      if (!targets)
         return signalPassFailure();
-      for (Operation *op : *ops) {
-        if (isStateOf(a, op)) {
-          emitError(locOf(a)) << "cannot remove '" << matchedState(a, op)
+      for (const Target &t : *targets) {
+        Operation *op = t.op;
+        if (!t.state.empty()) {
+          emitError(locOf(a)) << "cannot remove '" << t.state
                               << "': a recurrent state is not a node (zero or patch it instead)";
           return signalPassFailure();
         }
@@ -98,12 +99,12 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
     }
     for (auto [cellIndex, cell] : llvm::enumerate(script.cells))
       for (const dsl::RwAction &a : cell.actions) {
-        auto ops = match(a, named, removed);
-        if (!ops)
+        auto targets = match(a, named, removed);
+        if (!targets)
           return signalPassFailure();
-        for (Operation *op : *ops)
-          if (failed(isStateOf(a, op) ? interveneOnState(op, a, static_cast<int64_t>(cellIndex))
-                                      : intervene(op, a, static_cast<int64_t>(cellIndex))))
+        for (const Target &t : *targets)
+          if (failed(t.state.empty() ? intervene(t.op, a, static_cast<int64_t>(cellIndex))
+                                     : interveneOnState(t.op, t.state, a, static_cast<int64_t>(cellIndex))))
             return signalPassFailure();
       }
   }
@@ -122,16 +123,13 @@ private:
         out.push_back(a.cast<StringAttr>().getValue().str());
     return out;
   }
-  /// The state of `op` that `a` names (rather than `op` itself), or "".
-  static std::string matchedState(const dsl::RwAction &a, Operation *op) {
-    if (dsl::matchesPattern(a.pattern, nameOf(op)))
-      return "";
-    for (const std::string &state : stateNamesOf(op))
-      if (dsl::matchesPattern(a.pattern, state))
-        return state;
-    return "";
-  }
-  static bool isStateOf(const dsl::RwAction &a, Operation *op) { return !matchedState(a, op).empty(); }
+  /// What one action acts on: a node (`state` empty) or one recurrent state
+  /// of the recurrence `op`. A pattern that matches several (a scan's states
+  /// S_re and S_im, a node and the states beside it) yields each of them.
+  struct Target {
+    Operation *op;
+    std::string state;
+  };
 
   Location locOf(const dsl::RwAction &a) {
     if (a.loc.file >= 0 && a.loc.file < static_cast<int>(paths.size()))
@@ -139,17 +137,19 @@ private:
     return UnknownLoc::get(&getContext());
   }
 
-  std::optional<std::vector<Operation *>> match(const dsl::RwAction &a,
-                                                const std::vector<Operation *> &named,
-                                                const llvm::DenseSet<Operation *> &removed) {
-    std::vector<Operation *> out;
+  std::optional<std::vector<Target>> match(const dsl::RwAction &a, const std::vector<Operation *> &named,
+                                          const llvm::DenseSet<Operation *> &removed) {
+    std::vector<Target> out;
     for (Operation *op : named)
       if (!removed.count(op) && dsl::matchesPattern(a.pattern, nameOf(op)))
-        out.push_back(op);
-    // A recurrence's state is reached through the recurrence's op.
+        out.push_back({op, ""});
+    // A recurrence's state is reached through the recurrence's op; every
+    // state the pattern matches, not the first.
     for (Operation *op : states)
-      if (!removed.count(op) && isStateOf(a, op))
-        out.push_back(op);
+      if (!removed.count(op))
+        for (const std::string &state : stateNamesOf(op))
+          if (dsl::matchesPattern(a.pattern, state))
+            out.push_back({op, state});
     if (!out.empty())
       return out;
     // A node an earlier `remove` took out is not a typo: say so.
@@ -289,8 +289,8 @@ private:
   }
 
   /// A state_edit op after the recurrence `op`, naming it as its target.
-  LogicalResult interveneOnState(Operation *op, const dsl::RwAction &a, int64_t cell) {
-    std::string opName = op->getName().stripDialect().str(), state = matchedState(a, op);
+  LogicalResult interveneOnState(Operation *op, const std::string &state, const dsl::RwAction &a, int64_t cell) {
+    std::string opName = op->getName().stripDialect().str();
     if (std::string why = mixc::graph::stateRefusal(opName); !why.empty())
       return emitError(locOf(a)) << "cannot intervene on '" << state << "', the state of '" << nameOf(op)
                                  << "' (" << opName << "): " << why;
