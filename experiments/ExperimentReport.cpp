@@ -63,6 +63,18 @@ std::string shown(const std::string &axis, const std::string &value) {
   return value;
 }
 
+/// A table cell's text for GitHub-flavoured markdown: a `|` inside a cell
+/// ends the cell unless escaped, so `p(y|o)` would split the row.
+std::string mdCell(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|')
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 std::string shortAxis(const std::string &axis) {
   if (axis == "model.file")
     return "model";
@@ -151,6 +163,42 @@ bool readSweep(const fs::path &dir, Sweep &s, std::string &error) {
   return true;
 }
 
+/// Each finished cell's learning curve beside the report: its metrics.csv
+/// (every evaluation: train loss, train and test accuracy) as
+/// csv/metrics/SWEEP/CELL.csv and its curves.svg (train and test accuracy)
+/// as plots/curves/SWEEP/CELL.svg, so a claim about a run's course has its
+/// data. Cells whose folder is gone (rows seeded from a committed table)
+/// keep what an earlier report copied.
+void copyLearningCurves(const Sweep &s, const fs::path &outDir, std::ostringstream &md) {
+  std::vector<std::string> linked;
+  for (const Row &r : s.results.rows) {
+    const std::string cell = get(r, "cell");
+    if (cell.empty() || cell.find('/') != std::string::npos || cell.front() == '.')
+      continue;
+    const fs::path csv = outDir / "csv" / "metrics" / s.name / (cell + ".csv");
+    const fs::path svg = outDir / "plots" / "curves" / s.name / (cell + ".svg");
+    std::error_code ec;
+    for (auto [from, to] : {std::pair{s.dir / cell / "metrics.csv", csv}, std::pair{s.dir / cell / "curves.svg", svg}})
+      if (fs::is_regular_file(from, ec)) {
+        fs::create_directories(to.parent_path(), ec);
+        fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+      }
+    if (fs::is_regular_file(csv, ec))
+      linked.push_back(cell);
+  }
+  if (linked.empty())
+    return;
+  md << "Learning curves (train loss, train and test accuracy at every evaluation):";
+  for (size_t i = 0; i < linked.size(); ++i) {
+    const std::string &c = linked[i];
+    md << (i ? "," : "") << " " << c << " ([csv](csv/metrics/" << s.name << "/" << c << ".csv)";
+    if (fs::exists(outDir / "plots" / "curves" / s.name / (c + ".svg")))
+      md << ", [plot](plots/curves/" << s.name << "/" << c << ".svg)";
+    md << ")";
+  }
+  md << ".\n\n";
+}
+
 void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md) {
   md << "## " << s.title << "\n\n";
   if (!s.description.empty())
@@ -213,15 +261,15 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
     cellOf[{rk, ck}] = g;
   }
   md << "**Test accuracy (%)" << (hasLr ? ", best over the learning rate" : "") << "**\n\n| "
-     << (groupAxes.empty() ? "run" : shortAxis(groupAxes[0])) << " |";
+     << mdCell(groupAxes.empty() ? "run" : shortAxis(groupAxes[0])) << " |";
   for (const auto &c : colsK)
-    md << " " << c << " |";
+    md << " " << mdCell(c) << " |";
   md << "\n|---|";
   for (size_t i = 0; i < colsK.size(); ++i)
     md << "---|";
   md << "\n";
   for (const auto &rk : rowsK) {
-    md << "| " << rk << " |";
+    md << "| " << mdCell(rk) << " |";
     for (const auto &ck : colsK) {
       auto it = cellOf.find({rk, ck});
       if (it == cellOf.end()) {
@@ -281,9 +329,9 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
     if (labels.empty())
       continue;
     md << "**Interventions: `" << sc << ".rw`** (best run of each; Attrib = (p_patched − p(y|c)) / "
-       << "(p(y|o) − p(y|c)), ratio of means)\n\n| run | p(y|o) | p(y|c) |";
+       << "(p(y|o) − p(y|c)), ratio of means)\n\n| run | " << mdCell("p(y|o)") << " | " << mdCell("p(y|c)") << " |";
     for (const auto &l : labels)
-      md << " " << l << " |";
+      md << " " << mdCell(l) << " |";
     bool anyMechanism = false;
     for (const std::string &g : groups)
       anyMechanism |= mechanismOf(cells[sc][get(best[g], "cell")]).found;
@@ -301,7 +349,7 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
       const std::vector<Row> &rs = cells[sc][get(best[g], "cell")];
       if (rs.empty())
         continue;
-      md << "| " << g << " | " << two(number(rs[0], "p_clean")) << " | "
+      md << "| " << mdCell(g) << " | " << two(number(rs[0], "p_clean")) << " | "
          << two(number(rs[0], "p_corrupt")) << " |";
       for (const auto &l : labels) {
         auto it = std::find_if(rs.begin(), rs.end(), [&](const Row &r) { return get(r, "intervention") == l; });
@@ -309,7 +357,7 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
       }
       Mechanism m = mechanismOf(rs);
       if (anyMechanism)
-        md << " " << classify(m) << " |";
+        md << " " << mdCell(classify(m)) << " |";
       md << "\n";
       if (m.found) {
         layer = m.layer;
@@ -335,6 +383,7 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
          << "-value-vs-query.svg) ![query vs key](plots/" << base << "-query-vs-key.svg)\n\n";
     }
   }
+  copyLearningCurves(s, outDir, md);
   // The sweep's own tables, for anyone re-plotting.
   for (const char *f : {"results.csv", "attrib.csv"})
     if (fs::exists(s.dir / f)) {
@@ -360,7 +409,7 @@ support::Status writeReport(const std::vector<std::string> &dirs, const std::str
   std::ostringstream md;
   md << "# " << title << "\n\n"
      << "Written by `mixc report` from " << sweeps.size() << " sweep folder(s). Accuracy is on the "
-     << "test set at the final step; interventions follow protocol §6 (key corrupted, "
+     << "test set at the run's last step (where a run stopped early, that step); interventions follow protocol §6 (key corrupted, "
      << "clean activations patched into the corrupted run, 320 documents). The mechanism column "
      << "reads the last layer's block input: Attrib@Value ≥ 0.5 (and ≥ @Query) is induction at "
      << "the value; Attrib@Query ≥ 0.5 is direct retrieval. In brackets: Attrib's 95 % bootstrap interval "
