@@ -758,7 +758,7 @@ Value initRule(NodeSink &, CallArgs &a, const CallSite &) {
 }
 constexpr char kNormal[] = "normal", kUniform[] = "uniform", kZeros[] = "zeros",
                kOnes[] = "ones", kConstant[] = "constant", kTorchDefault[] = "torch_default",
-               kS4DRealLog[] = "s4d_real_log", kDtBias[] = "dt_bias",
+               kS4DRealLog[] = "s4d_real_log", kDtBias[] = "dt_bias", kLogOfUniform[] = "log_of_uniform",
                kImplicitPos[] = "implicit_pos", kLinspace[] = "linspace",
                kShiftE1[] = "shift_e1", kS4DLinImag[] = "s4d_lin_imag";
 } // namespace
@@ -832,6 +832,7 @@ const std::map<std::string, BuiltinFn> &builtins() {
       {"torch_default", initRule<kTorchDefault, 0>},
       {"s4d_real_log", initRule<kS4DRealLog, 0>},
       {"dt_bias", initRule<kDtBias, 3>},
+      {"log_of_uniform", initRule<kLogOfUniform, 2>},
       {"implicit_pos", initRule<kImplicitPos, 1>},
       {"linspace", initRule<kLinspace, 2>},
       {"shift_e1", initRule<kShiftE1, 0>},

@@ -2,6 +2,7 @@
 #include "runtime/core/Init.h"
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -10,7 +11,7 @@ namespace mixc::rt {
 std::string parseInit(const std::string &text, InitRule &rule) {
   static const std::map<std::string, size_t> arity = {
       {"normal", 1}, {"uniform", 2}, {"zeros", 0}, {"ones", 0}, {"constant", 1},
-      {"s4d_real_log", 0}, {"dt_bias", 3}, {"implicit_pos", 1}, {"linspace", 2},
+      {"s4d_real_log", 0}, {"dt_bias", 3}, {"log_of_uniform", 2}, {"implicit_pos", 1}, {"linspace", 2},
       {"shift_e1", 0}, {"s4d_lin_imag", 0}};
   rule = InitRule{};
   size_t open = text.find('(');
@@ -59,6 +60,12 @@ at::Tensor initTensor(const InitRule &r, at::IntArrayRef shape) {
     at::Tensor dt = at::exp(at::rand(shape, opts) * (std::log(a[1]) - std::log(a[0])) + std::log(a[0]));
     dt = at::clamp_min(dt, a[2]);
     return dt + at::log(-at::expm1(-dt));
+  }
+  if (r.name == "log_of_uniform") {
+    // u = 0 (lo = 0 and a draw of exactly 0) would give −inf: the smallest
+    // normal float instead, e^(−87.3) ≈ 0 to every later use.
+    at::Tensor u = at::rand(shape, opts) * (a[1] - a[0]) + a[0];
+    return at::log(at::clamp_min(u, std::numeric_limits<float>::min()));
   }
   if (r.name == "implicit_pos") {
     int64_t L = shape[0];

@@ -23,6 +23,7 @@ std::string parseInit(const std::string &text, InitRule &rule);
 ///   normal(std) uniform(lo,hi) zeros ones constant(v)
 ///   s4d_real_log            [D, N]: log(1..N) in every row (Mamba's A_log)
 ///   dt_bias(min,max,floor)  softplus⁻¹(Δ₀), Δ₀ log-uniform in [min,max], ≥ floor
+///   log_of_uniform(lo,hi)   log(u), u ~ U(lo, hi) (fla's Gated DeltaNet A_log: lo 0, hi 16)
 ///   implicit_pos(f)         [L, 3]: [n/(L−1), cos(2πfn/L), −sin(2πfn/L)]
 ///   linspace(a,b)           a..b over all elements, in order
 ///   shift_e1                zeros, first column 1 (H3 shift SSM's B)
