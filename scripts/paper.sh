@@ -39,5 +39,24 @@ for s in "${SWEEPS[@]}"; do
   [ "${status:-0}" -ne 130 ] || exit 130 # interrupted: run again to continue
   dirs+=("$RUNS/$s")
 done
+# A sweep kept from an earlier preset (its committed csv/NAME-meta.toml, e.g.
+# ATR at 8 epochs) is a folder of its own, rebuilt from its tables.
+for meta in "$OUT"/csv/*-meta.toml; do
+  [ -f "$meta" ] || continue
+  name=$(basename "$meta" -meta.toml)
+  mkdir -p "$RUNS/$name"
+  cp "$meta" "$RUNS/$name/sweep-meta.toml"
+  for t in results attrib; do
+    [ -f "$OUT/csv/$name-$t.csv" ] && cp "$OUT/csv/$name-$t.csv" "$RUNS/$name/$t.csv"
+  done
+done
+# The report covers every sweep of this scale that has a folder, not only
+# the ones run now (SWEEPS="atr" must not drop AR from the report).
+dirs=()
+read -r -a ALL <<< "ar conv-ablation atr atr-mamba-noconv mamba-internals"
+for s in "${ALL[@]}"; do [ -f "$RUNS/$s/sweep-meta.toml" ] && dirs+=("$RUNS/$s"); done
+for meta in "$OUT"/csv/*-meta.toml; do
+  [ -f "$meta" ] && dirs+=("$RUNS/$(basename "$meta" -meta.toml)")
+done
 "$MIXC" report "${dirs[@]}" -o "$OUT/report.md" \
   --title "Mechanistic evaluation on AR and ATR — scale: $SCALE"
