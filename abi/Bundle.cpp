@@ -1,5 +1,6 @@
 //===- Bundle.cpp - a compiled model as files the runtime reads alone -------===//
 #include "abi/Bundle.h"
+#include "support/OutputGuard.h"
 #include "support/AtomicWrite.h"
 #include "support/Digest.h"
 #include "support/TextFile.h"
@@ -60,6 +61,11 @@ bool isBundle(const std::string &path) {
 }
 
 bool writeBundle(const std::string &dir, const Bundle &b, std::string &error) {
+  // A bundle written again replaces its rewrites/ folder: never a user's folder.
+  if (std::string why = support::foreignFolder(dir, {kMarker}, "a bundle"); !why.empty()) {
+    error = why;
+    return false;
+  }
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {

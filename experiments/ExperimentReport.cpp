@@ -2,6 +2,7 @@
 #include "experiments/ExperimentReport.h"
 #include "experiments/Csv.h"
 #include "experiments/Plot.h"
+#include "support/OutputGuard.h"
 
 #include <toml++/toml.h>
 
@@ -397,6 +398,8 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
 
 support::Status writeReport(const std::vector<std::string> &dirs, const std::string &outFile,
                             const std::string &title, std::ostream &console) {
+  if (std::string why = support::outputClash(outFile, dirs); !why.empty())
+    return support::Status::failed(why);
   std::vector<Sweep> sweeps;
   for (const std::string &d : dirs) {
     Sweep s;

@@ -16,6 +16,7 @@
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Intervene.h"
 
+#include <filesystem>
 #include <torch/extension.h>
 
 #include <map>
@@ -171,6 +172,7 @@ py::dict intervene(const std::string &run, const std::string &script, int64_t si
     spec.cells.push_back({cell.label, cell.coords});
   mixc::train::InterveneOptions opts;
   opts.outDir = outDir;
+  opts.scriptName = std::filesystem::path(script).stem().string();
   opts.size = size;
   opts.quiet = true;
   opts.save.insert(save.begin(), save.end());

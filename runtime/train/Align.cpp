@@ -190,7 +190,8 @@ support::Status align(const std::string &checkpoint, const graph::Graph &g, cons
       r.orthogonality = std::max(r.orthogonality, rotations.at(n->name).orthogonalityError());
   }
 
-  fs::path folder = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "align" : fs::path(opts.outDir);
+  fs::path folder = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "align" / opts.scriptName
+                                        : fs::path(opts.outDir);
   std::error_code ec;
   fs::create_directories(folder, ec);
   std::ostringstream csv;

@@ -147,7 +147,8 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
     results[c].kept = denom > 0.01;
     results[c].estimate = results[c].kept ? delta[c] / static_cast<double>(n) / denom : 0;
   }
-  fs::path folder = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "attribution" : fs::path(opts.outDir);
+  fs::path folder = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "attribution" / opts.scriptName
+                                        : fs::path(opts.outDir);
   std::error_code ec;
   fs::create_directories(folder, ec);
   std::vector<CellResult> exact;

@@ -273,7 +273,7 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
     r.interval = r.kept ? intervals[c] : Interval{};
   }
 
-  fs::path folder = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "interventions"
+  fs::path folder = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "interventions" / opts.scriptName
                                      : fs::path(opts.outDir);
   std::error_code ec;
   fs::create_directories(folder, ec);

@@ -54,7 +54,11 @@ struct InterveneSpec {
 };
 
 struct InterveneOptions {
-  std::string outDir;   // CSV + heatmap; empty: <run>/interventions/<script>
+  std::string outDir;   // CSV + heatmap; empty: <run>/interventions/<scriptName>
+  /// The script's file stem: each script gets a folder of its own under the
+  /// run (interventions/, attribution/), so running a second script never
+  /// replaces the first one's tables. Empty: the kind's folder itself.
+  std::string scriptName;
   int64_t size = 320;   // documents (the paper's eval set)
   uint64_t seed = 42;   // corruption draws
   std::set<std::string> save; // nodes whose values go to activations.safetensors (Activations.h)

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/train/Trainer.h"
+#include "support/OutputGuard.h"
 #include "runtime/core/Model.h"
 #include "runtime/train/Batches.h"
 #include "runtime/core/Device.h"
@@ -212,6 +213,12 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
     return Status::failed(error);
   if (support::stopRequested())
     return stoppedDuringSetup("building the model");
+  // A folder that holds the user's own files (a config.toml beside its
+  // data) is not a run folder: mixc would replace its config.toml.
+  static const std::vector<std::string> kRunMarks = {"checkpoint.pt", "result.toml", ".lock",
+                                                     "graph.json",    "metrics.csv", "cell.toml"};
+  if (std::string why = support::foreignFolder(c.outDir, kRunMarks, "a run folder"); !why.empty())
+    return Status::failed(why + "; [output] dir or --out names the run folder");
   const bool createdFolder = !fs::exists(c.outDir, ec);
   fs::create_directories(c.outDir, ec);
   if (ec)

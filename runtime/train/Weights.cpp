@@ -1,5 +1,6 @@
 //===- Weights.cpp - a run's weights as a safetensors file ----------------===//
 #include "runtime/train/Weights.h"
+#include "support/OutputGuard.h"
 #include "runtime/train/Checkpoint.h"
 #include "support/Safetensors.h"
 #include "support/Suggest.h"
@@ -67,6 +68,8 @@ support::Status loadWeights(rt::Model &model, const std::string &path) {
 }
 
 support::Status exportRun(const std::string &where, const std::string &path, std::ostream &out) {
+  if (std::string why = support::outputClash(path, {where}); !why.empty())
+    return support::Status::failed(why);
   Restored r;
   std::string error;
   if (!restore(where, nullptr, r, error))

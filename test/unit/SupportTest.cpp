@@ -6,6 +6,7 @@
 #include "support/TextFile.h"
 #include "support/Format.h"
 #include "support/Ticks.h"
+#include "support/OutputGuard.h"
 
 #include <gtest/gtest.h>
 
@@ -165,4 +166,35 @@ TEST(Ticks, LabelsHaveTheDecimalsTheSpacingNeeds) {
 TEST(Format, PrintfIntoAString) {
   EXPECT_EQ(mixc::support::format("%-5s|%6.2f|%lld", "ab", 3.14159, 42LL), "ab   |  3.14|42");
   EXPECT_EQ(mixc::support::format("%s", std::string(500, 'x').c_str()).size(), 500u);
+}
+
+TEST(OutputGuard, TheSameFileUnderAnotherNameIsAnInput) {
+  fs::path d = scratch("guard");
+  std::ofstream(d / "in.mix") << "model m() {}";
+  fs::create_hard_link(d / "in.mix", d / "hard.mix");
+  fs::create_directories(d / "sub");
+  for (const fs::path &out : {d / "in.mix", d / "hard.mix", d / "sub" / ".." / "in.mix"})
+    EXPECT_NE(outputClash(out.string(), {(d / "in.mix").string()}), "") << out;
+  EXPECT_EQ(outputClash((d / "out.mlir").string(), {(d / "in.mix").string()}), "");
+  EXPECT_EQ(outputClash((d / "new" / "deeper.mlir").string(), {(d / "in.mix").string()}), "");
+  fs::remove_all(d);
+}
+
+TEST(OutputGuard, MixcsOwnFilesAreRefusedOnlyInItsFolders) {
+  fs::path d = scratch("guard");
+  fs::create_directories(d / "run");
+  std::ofstream(d / "run" / "checkpoint.pt") << "x";
+  fs::create_directories(d / "mine");
+  // results.csv in a run folder is mixc's; in a folder of the user's it is theirs to replace.
+  EXPECT_NE(outputClash((d / "run" / "results.csv").string(), {}), "");
+  EXPECT_EQ(outputClash((d / "run" / "report.md").string(), {}), "");
+  EXPECT_EQ(outputClash((d / "mine" / "results.csv").string(), {}), "");
+  // A folder: empty, missing or marked is fine; anything else is refused, naming a file.
+  EXPECT_EQ(foreignFolder((d / "mine").string(), {"mixc-bundle"}, "a bundle"), "");
+  EXPECT_EQ(foreignFolder((d / "absent").string(), {"mixc-bundle"}, "a bundle"), "");
+  std::ofstream(d / "mine" / "notes.txt") << "keep";
+  EXPECT_NE(foreignFolder((d / "mine").string(), {"mixc-bundle"}, "a bundle").find("notes.txt"), std::string::npos);
+  std::ofstream(d / "mine" / "mixc-bundle") << "mixc bundle 1";
+  EXPECT_EQ(foreignFolder((d / "mine").string(), {"mixc-bundle"}, "a bundle"), "");
+  fs::remove_all(d);
 }

@@ -36,6 +36,7 @@
 #include "runtime/train/Weights.h"
 #include "abi/Bundle.h"
 #include "support/AtomicWrite.h"
+#include "support/OutputGuard.h"
 #include "support/Digest.h"
 #include "support/Process.h"
 #include "support/TextFile.h"
@@ -436,6 +437,12 @@ int emit(const Options &o, const std::string &text) {
   if (o.output.empty()) {
     std::cout << text;
     return 0;
+  }
+  std::vector<std::string> inputs = o.files;
+  inputs.insert(inputs.end(), o.rewrites.begin(), o.rewrites.end());
+  if (std::string why = mixc::support::outputClash(o.output, inputs); !why.empty()) {
+    std::cerr << "error: " << why << "\n";
+    return 1;
   }
   return writeAtomically(o.output, text) ? 0 : 1;
 }
@@ -892,6 +899,8 @@ int cmdAttribute(const Options &o) {
     return 1;
   mixc::train::InterveneOptions opts;
   opts.outDir = o.outDir;
+  // Without a script: every node at every role (everyPoint), in a folder of its own.
+  opts.scriptName = o.files.size() > 1 ? std::filesystem::path(o.files[1]).stem().string() : "every-node";
   if (o.size > 0)
     opts.size = o.size;
   opts.kernels = kernelLibrary(o, run.rewritten);
@@ -910,6 +919,7 @@ int cmdAlign(const Options &o) {
     return 1;
   mixc::train::AlignOptions opts;
   opts.outDir = o.outDir;
+  opts.scriptName = std::filesystem::path(o.files[1]).stem().string();
   opts.quiet = o.quiet;
   if (o.size > 0)
     opts.size = o.size;
@@ -937,6 +947,7 @@ int cmdIntervene(const Options &o) {
   const mixc::train::InterveneSpec &spec = run.spec;
   mixc::train::InterveneOptions opts;
   opts.outDir = o.outDir;
+  opts.scriptName = std::filesystem::path(o.files[1]).stem().string();
   opts.kernels = kernelLibrary(o, rewritten);
   if (o.backend == "generated" && !opts.kernels)
     return 1;
