@@ -914,24 +914,29 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
     return row;
   };
 
+  // A signal may arrive anywhere, also while a finished cell is recorded
+  // (not in waitpid): every pass looks at gStop before it waits.
+  auto stopRunning = [&] {
+    if (!gStop || interrupted)
+      return;
+    interrupted = true;
+    io.log << "\nstopping " << running.size() << " running cells (they save checkpoints)...\n";
+    for (const auto &[p, r] : running)
+      kill(-p, SIGTERM);
+  };
+  bool launchFailed = false;
   while (next < todo.size() || !running.empty()) {
-    while (!gStop && next < todo.size() && static_cast<int64_t>(running.size()) < jobs)
+    while (!gStop && !launchFailed && next < todo.size() && static_cast<int64_t>(running.size()) < jobs)
       if (!launch(todo[next++]))
-        gStop = 1;
+        launchFailed = true;
+    stopRunning();
     if (running.empty())
       break;
     int st = 0;
     pid_t pid = waitpid(-1, &st, 0);
     if (pid < 0) {
-      if (errno == EINTR) {
-        if (gStop && !interrupted) { // stop the runs: each saves a checkpoint
-          interrupted = true;
-          io.log << "\nstopping " << running.size() << " running cells (they save checkpoints)...\n";
-          for (const auto &[p, r] : running)
-            kill(-p, SIGTERM);
-        }
+      if (errno == EINTR)
         continue;
-      }
       break;
     }
     auto it = running.find(pid);
@@ -964,9 +969,15 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
   }
   sigaction(SIGINT, &oldInt, nullptr);
   sigaction(SIGTERM, &oldTerm, nullptr);
-  if (interrupted)
+  if (interrupted || gStop)
     return Status::interrupted("interrupted: " + std::to_string(done) +
                                " cells finished; run the same command again to continue");
+  // Never "done" with cells left: a process that could not start ends the
+  // sweep as a failure naming what is left.
+  if (launchFailed || done < todo.size())
+    return Status::failed(format("%zu of %zu cells did not run (a cell's process could not start); run the "
+                                 "same command again to continue",
+                                 todo.size() - done, todo.size()));
   io.out << format("sweep %s done: %zu cells run (%zu failed), %.0f s of runs; results in %s\n", s.name.c_str(),
                    done, failed, busySeconds, resultsPath.string().c_str())
          << std::flush;
