@@ -41,6 +41,12 @@
 #include "support/Process.h"
 #include "support/TextFile.h"
 #include "support/Suggest.h"
+#include "tools/mixc/Help.h"
+
+#include <torch/csrc/api/include/torch/version.h>
+#if MIXC_WITH_COMPILER
+#include <llvm/Config/llvm-config.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -119,12 +125,13 @@ options:
                      (layers[*].mixer.state: [docs, T, S], every step's state)
   --size N           eval/intervene: number of test documents (default: as trained / 320)
   --rewrite FILE     compile: apply an intervention script (see --emit=mlir)
-  --backend B        compile/train/intervene: libtorch (default: one LibTorch op per node),
-                     generated (fused regions as generated C++ kernels, compiled
-                     with $MIXC_CXX or c++ into a cache: $MIXC_KERNEL_CACHE or
+  --backend B        compile/train/intervene: libtorch (one LibTorch op per node;
+                     the default of compile and the analysis commands), generated
+                     (fused regions as generated C++ kernels, compiled with
+                     $MIXC_CXX or c++ into a cache: $MIXC_KERNEL_CACHE or
                      ~/.cache/mixc/kernels) or auto (generated where the kernels
-                     build, else LibTorch, saying why); sweep: passed to every
-                     cell (default auto)
+                     build, else LibTorch, saying why; the default of train and
+                     sweep, which passes it to every cell)
   --device D         train, eval, sweep: cpu (default), cuda or cuda:N (needs mixc built against a
                      CUDA LibTorch; the data stays on the host, checkpoints hold host
                      tensors; a sweep's cuda spreads its cells over every visible GPU,
@@ -198,9 +205,43 @@ int report(const mixc::support::Status &status) {
   return status.exitCode();
 }
 
+/// The command being run, for usage()'s pointer to its help.
+std::string gCommand;
+const std::map<std::string, std::set<std::string>> &optionsOf();
+
+/// A usage error: the problem and where the help is, never the whole help
+/// (it would push the problem off the screen). Exit status 2.
 int usage(const std::string &problem) {
-  std::cerr << "mixc: " << problem << "\n" << kUsage;
+  std::cerr << "mixc: " << problem << "\n";
+  if (optionsOf().count(gCommand))
+    std::cerr << "run 'mixc " << gCommand << " --help' for its usage and options\n";
+  else
+    std::cerr << "run 'mixc --help' for the commands and options\n";
   return 2;
+}
+
+/// `mixc --version`: what this build is and what it can run.
+std::string versionText() {
+  std::ostringstream v;
+  v << "mixc, commit " << MIXC_GIT_COMMIT << "\n"
+    << "LibTorch " << TORCH_VERSION << (at::hasCUDA() ? " with CUDA" : " (CPU only)") << "\n";
+#if MIXC_WITH_COMPILER
+  v << "compiler: MLIR/LLVM " << LLVM_VERSION_STRING << "\n";
+#else
+  v << "compiler: none (a runtime-only build: it trains and intervenes on compiled bundles)\n";
+#endif
+  const std::string cxx = mixc::support::findProgram(mixc::kernels::compilerArgv(mixc::kernels::Target::Cpu)[0]);
+  const std::string nvcc = mixc::support::findProgram(mixc::kernels::compilerArgv(mixc::kernels::Target::Cuda)[0]);
+  v << "back ends: libtorch; generated CPU kernels " << (cxx.empty() ? "(no C++ compiler found)" : "(" + cxx + ")")
+    << "; generated CUDA kernels " << (nvcc.empty() ? "(no nvcc found)" : "(" + nvcc + ")") << "\n";
+  std::vector<std::string> gpus;
+  std::string ignored;
+  v << "devices: cpu";
+  if (at::hasCUDA() && mixc::rt::expandDevice("cuda", gpus, ignored))
+    for (const std::string &g : gpus)
+      v << ", " << g;
+  v << "\n";
+  return v.str();
 }
 
 /// "a,b,,c" -> {"a", "b", "", "c"}; "" -> {""}: every piece, empty ones too
@@ -574,8 +615,9 @@ std::shared_ptr<const mixc::kernels::Library> kernelLibrary(const Options &o, co
   for (const auto &r : result.graph.regions)
     kernels += !r.target(cuda ? mixc::graph::kTargetCuda : mixc::graph::kTargetCpu).kernel.empty();
   double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::fprintf(stderr, "kernels: %zu of %zu fused regions generated for %s, %s (%.1f s)\n",
-               kernels, result.graph.regions.size(), cuda ? "CUDA" : "the CPU", library->path().c_str(), sec);
+  if (!o.quiet) // progress, like training's; the notes below are warnings and always print
+    std::fprintf(stderr, "kernels: %zu of %zu fused regions generated for %s, %s (%.1f s)\n", kernels,
+                 result.graph.regions.size(), cuda ? "CUDA" : "the CPU", library->path().c_str(), sec);
   for (const mixc::graph::Node &n : result.graph.nodes)
     if (auto it = n.attrs.find(mixc::graph::kUnfusedAttr); it != n.attrs.end())
       std::fprintf(stderr, "note: %s (%s) is in no fused region (%s): it runs on LibTorch\n", n.name.c_str(),
@@ -1045,10 +1087,29 @@ int main(int argc, char **argv) {
     std::cout << kUsage;
     return 0;
   }
+  if (argc >= 2 && std::string(argv[1]) == "--version") {
+    std::cout << versionText();
+    return 0;
+  }
+  if (argc >= 2)
+    gCommand = argv[1];
+  // `mixc CMD --help` (anywhere after CMD): that command's usage, exit 0.
+  for (int i = 2; i < argc; ++i)
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+      auto it = optionsOf().find(gCommand);
+      if (it == optionsOf().end())
+        return usage("unknown command '" + gCommand + "'");
+      std::cout << mixc::cli::commandHelp(kUsage, gCommand, it->second);
+      return 0;
+    }
   if (!parseArgs(argc, argv, o, problem))
     return usage(problem);
   if (o.backend.empty()) // a sweep's cells use the generated kernels wherever they build
-    o.backend = o.command == "sweep" ? "auto" : "libtorch";
+    // train and sweep use the generated kernels wherever they build (auto:
+    // else LibTorch, with a one-line note naming why); the analysis commands
+    // stay on LibTorch, which saves every node --save names (a node inside a
+    // fused region is not a tensor there).
+    o.backend = o.command == "sweep" || o.command == "train" ? "auto" : "libtorch";
   if (o.command == "compile")
     return cmdCompile(o);
   if (o.command == "params")
