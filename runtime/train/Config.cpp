@@ -3,6 +3,7 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -18,7 +19,73 @@ struct ConfigError {
 };
 
 std::string where(const std::string &path, const toml::source_region &r) {
+  // A value from the command line (--set KEY=VALUE) is named as it was given.
+  if (r.path && r.path->rfind("--set ", 0) == 0)
+    return *r.path;
   return path + ":" + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column);
+}
+
+/// `--set a.b.c=value` over the parsed config: the value read as TOML (3e-3,
+/// true, [1, 2], "text"; anything else is taken as a string), its source
+/// named "--set a.b.c=value" so that every later error names the setting.
+/// Missing tables on the way are created; a key that is not a table on the
+/// way, or a section the schema lacks, is an error here.
+bool applySetting(toml::table &root, const std::string &setting, std::string &error) {
+  const std::string name = "--set " + setting;
+  const size_t eq = setting.find('=');
+  std::vector<std::string> parts;
+  for (size_t start = 0; eq != std::string::npos && start <= eq;) {
+    size_t dot = setting.find('.', start);
+    size_t end = std::min(dot == std::string::npos ? eq : dot, eq);
+    parts.push_back(setting.substr(start, end - start));
+    start = end + 1;
+  }
+  auto plain = [](const std::string &k) {
+    return !k.empty() && k.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") ==
+                             std::string::npos;
+  };
+  if (eq == std::string::npos || parts.size() < 2 || !std::all_of(parts.begin(), parts.end(), plain)) {
+    error = name + ": error: --set takes section.key=value (e.g. train.lr=3e-3, model.config.d=64)";
+    return false;
+  }
+  static const std::set<std::string> sections = {"model", "task", "train", "output"};
+  if (!sections.count(parts[0])) {
+    error = name + ": error: unknown section [" + parts[0] + "]; valid sections: model, task, train, output";
+    return false;
+  }
+  const std::string value = setting.substr(eq + 1);
+  if (value.find_first_of(std::string("\n\r\0", 3)) != std::string::npos) {
+    error = name + ": error: the value holds a line break or NUL";
+    return false;
+  }
+  toml::table doc;
+  try {
+    doc = toml::parse(std::string_view(parts.back() + " = " + value), std::string_view(name));
+  } catch (const toml::parse_error &) { // a bare word: a string
+    std::string quoted = "'" + value + "'";
+    try {
+      doc = toml::parse(std::string_view(parts.back() + " = " + quoted), std::string_view(name));
+    } catch (const toml::parse_error &e) {
+      error = name + ": error: cannot read the value: " + std::string(e.description());
+      return false;
+    }
+  }
+  toml::table *t = &root;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    toml::node *n = t->get(parts[i]);
+    if (!n)
+      n = &t->insert_or_assign(parts[i], toml::table{}).first->second;
+    if (!n->is_table()) {
+      error = name + ": error: '" + parts[i] + "' is a value in the config, not a table";
+      return false;
+    }
+    t = n->as_table();
+  }
+  // The key as parsed from the setting keeps its source: an unknown key is
+  // reported as the setting too.
+  auto parsed = doc.begin();
+  t->insert_or_assign(parsed->first, std::move(parsed->second));
+  return true;
 }
 
 class Reader {
@@ -207,7 +274,8 @@ void readTask(Reader &r, const toml::table &root, TrainConfig &c) {
 } // namespace
 
 bool parseConfig(const std::string &text, const std::string &path, const std::string &baseDir,
-                 const std::string &projectRoot, TrainConfig &c, std::string &error) {
+                 const std::string &projectRoot, TrainConfig &c, std::string &error,
+                 const std::vector<std::string> &settings) {
   toml::table root;
   try {
     root = toml::parse(text, path);
@@ -215,6 +283,9 @@ bool parseConfig(const std::string &text, const std::string &path, const std::st
     error = where(path, e.source()) + ": error: " + std::string(e.description());
     return false;
   }
+  for (const std::string &setting : settings)
+    if (!applySetting(root, setting, error))
+      return false;
   try {
     Reader r(path, root);
     for (const auto &[k, v] : root)
@@ -317,6 +388,14 @@ bool parseConfig(const std::string &text, const std::string &path, const std::st
     return false;
   }
   c.text = text;
+  if (!settings.empty()) { // the run's config.toml is what it trained with
+    std::ostringstream ss;
+    ss << "# " << path << " with";
+    for (const std::string &setting : settings)
+      ss << " --set " << setting;
+    ss << "\n" << root << "\n";
+    c.text = ss.str();
+  }
   return true;
 }
 

@@ -42,9 +42,12 @@ struct TrainConfig {
 /// Parses TOML text. Unknown sections/keys and wrong types are errors of
 /// the form `file:line:col: error: ...` (with the valid keys named); returns
 /// false and sets `error`. Relative paths are resolved against `baseDir`,
-/// then `projectRoot`.
+/// then `projectRoot`. `settings` ("section.key=value", mixc's --set) are
+/// applied over the text first and checked as if written there; an error in
+/// one names it ("--set train.lr=x: error: ...").
 bool parseConfig(const std::string &text, const std::string &path, const std::string &baseDir,
-                 const std::string &projectRoot, TrainConfig &config, std::string &error);
+                 const std::string &projectRoot, TrainConfig &config, std::string &error,
+                 const std::vector<std::string> &settings = {});
 
 /// The settings a run's outcome depends on (task and training, not the
 /// model: the graph is compared on its own), as "key = value" lines in a

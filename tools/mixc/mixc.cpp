@@ -114,6 +114,9 @@ options:
   --lr X             align: Adam's learning rate for the rotations (default 0.01)
   --batch N          align: document pairs a step (default 32)
   --train-docs N     align: training documents the pairs come from (default 4096)
+  --set KEY=VALUE    train: set any config key over the file's (repeatable), e.g.
+                     --set train.lr=3e-3 --set task.num_kv=64; checked as if
+                     written in the file (model parameters: also --config)
   --out DIR          train: override [output] dir
   --max-steps N      train: override [train] max_steps (a quick look at a config)
   --init-from FILE   train: start from the weights in FILE (mixc export's
@@ -182,6 +185,7 @@ struct Options {
   std::string device = "cpu";
   std::string scale, title;
   std::string initFrom;             // train --init-from
+  std::vector<std::string> sets;    // train --set section.key=value (repeatable)
   std::string save;                 // intervene --save: node names or patterns, comma-separated
   std::string format = "safetensors"; // export --format
   int64_t jobs = 0, jobsPerGpu = 0; // sweep
@@ -266,7 +270,7 @@ const std::map<std::string, std::set<std::string>> &optionsOf() {
       {"params", {"--config", "--model", "-I"}},
       {"names", {"--config", "--model", "-I", "-o", "--rewrite"}},
       {"train", {"--config", "-I", "--rewrite", "--resume", "--override", "--quiet", "--out", "--backend",
-                 "--device", "--max-steps", "--stop-after", "--time-steps", "--init-from"}},
+                 "--device", "--max-steps", "--stop-after", "--time-steps", "--init-from", "--set"}},
       {"intervene", {"--out", "--size", "--save", "--backend"}},
       {"attribute", {"--out", "--size", "--check", "--check-top", "--backend"}},
       {"align", {"--out", "--size", "--backend", "--steps", "--lr", "--batch", "--train-docs", "--quiet"}},
@@ -437,6 +441,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.slurm.push_back({kv.substr(0, eq), kv.substr(eq + 1)});
     } else if (is("--save")) {
       o.save = value("--save");
+    } else if (is("--set")) {
+      o.sets.push_back(value("--set"));
     } else if (is("--init-from")) {
       o.initFrom = value("--init-from");
     } else if (is("--format")) {
@@ -725,7 +731,7 @@ int cmdTrain(const Options &o) {
   }
   mixc::train::TrainConfig config;
   std::string error;
-  bool parsed = mixc::train::parseConfig(text, path, baseDir, MIXC_SOURCE_ROOT, config, error);
+  bool parsed = mixc::train::parseConfig(text, path, baseDir, MIXC_SOURCE_ROOT, config, error, o.sets);
   // --config k=v overrides [model.config] (e.g. one config, several widths).
   for (const auto &entry : o.config) {
     auto it = std::find_if(config.modelConfig.begin(), config.modelConfig.end(),
