@@ -63,7 +63,7 @@ constexpr char kMagic[8] = {'m', 'i', 'x', 'c', 'A', 'R', '0', '2'};
 TaskData makeAR(const ARConfig &c, const std::string &cacheDir) {
   std::string file = cacheDir.empty() ? "" : cacheDir + "/" + c.key() + ".bin";
   TaskData data;
-  if (!file.empty() && loadCache(file, kMagic, c.trainSize, c.testSize, data))
+  if (!file.empty() && loadCache(file, kMagic, c.trainSize, c.testSize, c.vocabSize(), data))
     return data;
   std::mt19937_64 rng(c.seed);
   data.train = generate(c, c.trainSize, rng);

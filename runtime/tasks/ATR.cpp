@@ -215,7 +215,7 @@ constexpr char kMagic[8] = {'m', 'i', 'x', 'c', 'A', 'T', 'R', '1'};
 TaskData makeATR(const ATRConfig &c, const std::string &cacheDir) {
   std::string file = cacheDir.empty() ? "" : cacheDir + "/" + c.key() + ".bin";
   TaskData data;
-  if (!file.empty() && loadCache(file, kMagic, c.trainSize, c.testSize, data))
+  if (!file.empty() && loadCache(file, kMagic, c.trainSize, c.testSize, c.vocabSize(), data))
     return data;
   PCFG pcfg(c);
   data.train = sampleDocuments(pcfg, c, c.trainSize, false);

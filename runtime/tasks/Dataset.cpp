@@ -79,12 +79,44 @@ bool readSet(std::ifstream &in, Dataset &d) {
 }
 } // namespace
 
+bool holdsOnlyValidDocuments(const Dataset &d, int64_t vocabSize) {
+  // Sizes first: everything below indexes with them.
+  const size_t n = d.target.size();
+  if (d.vocabSize != vocabSize || d.seqLen < 1 || d.tokens.size() != n * static_cast<size_t>(d.seqLen))
+    return false;
+  for (const auto *v : {&d.length, &d.readout, &d.keyPos, &d.valuePos, &d.queryPos, &d.dividerPos})
+    if (v->size() != n)
+      return false;
+  // Corruption draws another token than the one it replaces: two at least.
+  if (d.corruptLow < 0 || d.corruptHigh > vocabSize || d.corruptHigh - d.corruptLow < 2)
+    return false;
+  auto token = [&](int64_t t) { return t >= 0 && t < vocabSize; };
+  if (!std::all_of(d.tokens.begin(), d.tokens.end(), token) || !std::all_of(d.target.begin(), d.target.end(), token))
+    return false;
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t len = d.length[i];
+    auto inside = [&](int32_t p) { return p >= 0 && p < len; };
+    if (len < 1 || len > d.seqLen || !inside(d.readout[i]) || !inside(d.keyPos[i]) || !inside(d.valuePos[i]) ||
+        !inside(d.queryPos[i]) || !inside(d.dividerPos[i]))
+      return false;
+  }
+  return true;
+}
+
 bool loadCache(const std::string &file, const char magic[8], int64_t trainSize, int64_t testSize,
-               TaskData &data) {
+               int64_t vocabSize, TaskData &data) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) // a FIFO or a folder at the cache's name is no cache
+    return false;
   std::ifstream in(file, std::ios::binary);
   char m[8];
-  return in && in.read(m, 8) && std::equal(m, m + 8, magic) && readSet(in, data.train) &&
-         readSet(in, data.test) && data.train.size() == trainSize && data.test.size() == testSize;
+  const bool ok = in && in.read(m, 8) && std::equal(m, m + 8, magic) && readSet(in, data.train) &&
+                  readSet(in, data.test) && in.peek() == std::ifstream::traits_type::eof() &&
+                  data.train.size() == trainSize && data.test.size() == testSize &&
+                  holdsOnlyValidDocuments(data.train, vocabSize) && holdsOnlyValidDocuments(data.test, vocabSize);
+  if (!ok)
+    data = TaskData{};
+  return ok;
 }
 
 void saveCache(const std::string &file, const char magic[8], const TaskData &data) {

@@ -40,10 +40,20 @@ struct TaskData {
   Dataset train, test;
 };
 
-/// Reads `file` when it holds a set written by `saveCache` with the same
-/// `magic` (8 bytes) and sizes; returns false otherwise (regenerate).
+/// Whether every document of `d` is one a task could have made for a
+/// vocabulary of `vocabSize`: tokens and answers in it, lengths within the
+/// row width, every role position inside its document, and a corruption
+/// range of at least two tokens inside the vocabulary. What the training,
+/// corruption and readout code indexes with, checked before it does.
+bool holdsOnlyValidDocuments(const Dataset &d, int64_t vocabSize);
+
+/// Reads `file` when it is a regular file holding exactly the sets written
+/// by `saveCache` with the same `magic` (8 bytes), sizes and vocabulary, and
+/// only valid documents (holdsOnlyValidDocuments); returns false otherwise,
+/// and the caller generates the data again (a damaged or planted cache is
+/// replaced, never used).
 bool loadCache(const std::string &file, const char magic[8], int64_t trainSize,
-               int64_t testSize, TaskData &data);
+               int64_t testSize, int64_t vocabSize, TaskData &data);
 /// Writes atomically (temporary file + rename); a failure only costs a
 /// regeneration next time.
 void saveCache(const std::string &file, const char magic[8], const TaskData &data);

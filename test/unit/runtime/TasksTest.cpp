@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -75,6 +78,60 @@ TEST(AR, DeterministicAndCached) {
   EXPECT_EQ(a.train.tokens, fresh.train.tokens);
   c.seed = 43;
   EXPECT_NE(makeAR(c, "").train.tokens, a.train.tokens);
+  std::filesystem::remove_all(dir);
+}
+
+// A cache file is used only when everything in it is what a task could have
+// made: anything else (damaged, planted, another vocabulary) is replaced by
+// the generated data, never indexed with. Offsets follow saveCache's layout:
+// magic [8], then the training set's header (seqLen, vocab, corruptLow,
+// corruptHigh: int64 each) and its vectors (a uint64 count, then int32s:
+// tokens, length, readout, target, keyPos, ...).
+TEST(AR, ADamagedCacheIsGeneratedAgainNotUsed) {
+  ARConfig c;
+  c.numKV = 64;
+  c.numPairs = 4;
+  c.trainSize = 50;
+  c.testSize = 10;
+  const TaskData fresh = makeAR(c, "");
+  EXPECT_TRUE(holdsOnlyValidDocuments(fresh.train, c.vocabSize()));
+  EXPECT_TRUE(holdsOnlyValidDocuments(fresh.test, c.vocabSize()));
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "mixc-ar-damaged-cache-test";
+  const std::filesystem::path file = dir / (c.key() + ".bin");
+  std::filesystem::remove_all(dir);
+  makeAR(c, dir.string());
+  std::string good;
+  {
+    std::ifstream in(file, std::ios::binary);
+    good.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const int64_t n = c.trainSize, seqLen = fresh.train.seqLen, tokens = 48;
+  const int64_t keyPos = tokens + n * seqLen * 4 + 3 * (8 + n * 4) + 8; // after length, readout, target
+  auto put = [](std::string &bytes, int64_t at, auto value) { std::memcpy(&bytes[at], &value, sizeof value); };
+  std::vector<std::pair<std::string, std::string>> damaged;
+  std::string b = good;
+  put(b, tokens, static_cast<int32_t>(c.vocabSize() + 5));
+  damaged.push_back({"a token outside the vocabulary", b});
+  b = good;
+  put(b, 32, static_cast<int64_t>(fresh.train.corruptLow + 1));
+  damaged.push_back({"a corruption range of one token (the draw would never end)", b});
+  b = good;
+  put(b, keyPos, static_cast<int32_t>(1000000));
+  damaged.push_back({"a key position past its document", b});
+  b = good;
+  put(b, 16, static_cast<int64_t>(c.vocabSize() + 1));
+  damaged.push_back({"another vocabulary", b});
+  damaged.push_back({"trailing bytes", good + "x"});
+  for (const auto &[what, bytes] : damaged) {
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+    TaskData loaded = makeAR(c, dir.string());
+    EXPECT_EQ(loaded.train.tokens, fresh.train.tokens) << what;
+    EXPECT_EQ(loaded.train.keyPos, fresh.train.keyPos) << what;
+    EXPECT_EQ(loaded.train.corruptHigh, fresh.train.corruptHigh) << what;
+    EXPECT_EQ(loaded.train.vocabSize, c.vocabSize()) << what;
+    std::ifstream in(file, std::ios::binary); // and the cache is whole again
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), good) << what;
+  }
   std::filesystem::remove_all(dir);
 }
 
@@ -261,6 +318,8 @@ TEST(ATR, DeterministicAndCached) {
   EXPECT_EQ(a.train.tokens, b.train.tokens);
   EXPECT_EQ(a.test.length, b.test.length);
   EXPECT_EQ(a.train.tokens, fresh.train.tokens);
+  EXPECT_TRUE(holdsOnlyValidDocuments(fresh.train, c.vocabSize()));
+  EXPECT_TRUE(holdsOnlyValidDocuments(fresh.test, c.vocabSize()));
   c.seed = 43;
   EXPECT_NE(makeATR(c, "").train.tokens, a.train.tokens);
   std::filesystem::remove_all(dir);
