@@ -28,6 +28,7 @@ build dsl "${DSL_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
 build rewrite "${DSL_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
 build graph "${GRAPH_SOURCES[@]}"
 LIBS=-ltomlplusplus build config "${CONFIG_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
+build safetensors "${SUPPORT_SOURCES[@]}"
 status=0
 # Inputs that once crashed a target, replayed first.
 for f in test/fuzz/regressions/*; do
@@ -43,8 +44,9 @@ declare -A SEEDS=(
   [rewrite]="examples/interventions test/Rewrite/Inputs"
   [graph]=""
   [config]="examples/ar examples/paper/base test/e2e/Inputs"
+  [safetensors]=""
 )
-for name in dsl rewrite graph config; do
+for name in dsl rewrite graph config safetensors; do
   scratch=$(mktemp -d)
   seeds=()
   [ ! -d "test/fuzz/corpus/$name" ] || seeds+=("$PWD/test/fuzz/corpus/$name")

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <tuple>
+#include <set>
 #include <iterator>
 #include <limits>
 
@@ -71,6 +73,11 @@ bool readSafetensors(const std::string &path, std::vector<StoredTensor> &tensors
     return false;
   }
   std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parseSafetensors(file, path, tensors, metadata, error);
+}
+
+bool parseSafetensors(const std::string &file, const std::string &path, std::vector<StoredTensor> &tensors,
+                      std::map<std::string, std::string> &metadata, std::string &error) {
   auto fail = [&](const std::string &why) {
     error = path + ": not a safetensors file: " + why;
     return false;
@@ -84,15 +91,24 @@ bool readSafetensors(const std::string &path, std::vector<StoredTensor> &tensors
     return fail("the header length " + std::to_string(n) + " runs past the end of the file");
   const size_t dataStart = 8 + n, dataSize = file.size() - dataStart;
   nlohmann::json header;
+  std::set<std::string> seen, duplicates; // JSON keeps the last of two equal keys: refuse them instead
   try {
-    header = nlohmann::json::parse(file.substr(8, n));
+    header = nlohmann::json::parse(file.substr(8, n), [&](int depth, nlohmann::json::parse_event_t event,
+                                                          nlohmann::json &parsed) {
+      if (depth == 1 && event == nlohmann::json::parse_event_t::key && !seen.insert(parsed.get<std::string>()).second)
+        duplicates.insert(parsed.get<std::string>());
+      return true;
+    });
   } catch (const std::exception &e) {
     return fail(std::string("the header is not JSON (") + e.what() + ")");
   }
+  if (!duplicates.empty())
+    return fail("the header names '" + *duplicates.begin() + "' twice");
   if (!header.is_object())
     return fail("the header is not a JSON object");
   tensors.clear();
   metadata.clear();
+  std::vector<std::tuple<uint64_t, uint64_t, std::string>> spans; // [from, to) of each tensor's bytes
   try {
     for (auto &[name, v] : header.items()) {
       if (name == "__metadata__") {
@@ -104,7 +120,10 @@ bool readSafetensors(const std::string &path, std::vector<StoredTensor> &tensors
       t.name = name;
       t.dtype = v.at("dtype").get<std::string>();
       t.shape = v.at("shape").get<std::vector<int64_t>>();
-      auto offsets = v.at("data_offsets").get<std::vector<uint64_t>>();
+      const nlohmann::json &raw = v.at("data_offsets");
+      if (!raw.is_array() || raw.size() != 2 || !raw[0].is_number_unsigned() || !raw[1].is_number_unsigned())
+        return fail("tensor '" + name + "' has data_offsets that are not two non-negative integers");
+      auto offsets = raw.get<std::vector<uint64_t>>();
       const int64_t count = elements(t.shape), size = dtypeSize(t.dtype);
       if (size == 0)
         return fail("tensor '" + name + "' has the unknown dtype " + t.dtype);
@@ -116,11 +135,24 @@ bool readSafetensors(const std::string &path, std::vector<StoredTensor> &tensors
         return fail("tensor '" + name + "' has " + std::to_string(offsets[1] - offsets[0]) + " bytes for " +
                     std::to_string(count) + " " + t.dtype + " elements");
       t.bytes = file.substr(dataStart + offsets[0], offsets[1] - offsets[0]);
+      spans.push_back({offsets[0], offsets[1], name});
       tensors.push_back(std::move(t));
     }
   } catch (const std::exception &e) {
     return fail(std::string("a malformed header entry (") + e.what() + ")");
   }
+  // The format's data is the tensors end to end: no overlap (two tensors
+  // reading the same bytes), no gap and nothing after the last.
+  std::sort(spans.begin(), spans.end());
+  uint64_t end = 0;
+  for (const auto &[from, to, name] : spans) {
+    if (from != end)
+      return fail("tensor '" + name + "' starts at byte " + std::to_string(from) + " of the data, not at " +
+                  std::to_string(end) + (from < end ? " (it overlaps the tensor before it)" : " (a gap before it)"));
+    end = to;
+  }
+  if (end != dataSize)
+    return fail(std::to_string(dataSize - end) + " bytes after the last tensor's data");
   return true;
 }
 

@@ -40,6 +40,14 @@ int64_t dtypeSize(const std::string &dtype);
 bool writeSafetensors(const std::string &path, const std::vector<StoredTensor> &tensors,
                       const std::map<std::string, std::string> &metadata, std::string &error);
 
+/// The tensors and metadata of a whole safetensors file's bytes `file`;
+/// false with `error` naming `path` and the problem: a header that is not
+/// one JSON object of unique names, offsets that are not two non-negative
+/// integers, or data that is not the tensors end to end (overlaps, gaps,
+/// trailing bytes) is refused.
+bool parseSafetensors(const std::string &file, const std::string &path, std::vector<StoredTensor> &tensors,
+                      std::map<std::string, std::string> &metadata, std::string &error);
+
 /// Reads a whole file; false with `error` naming the file and the problem.
 bool readSafetensors(const std::string &path, std::vector<StoredTensor> &tensors,
                      std::map<std::string, std::string> &metadata, std::string &error);

@@ -61,6 +61,11 @@ support::Status loadWeights(rt::Model &model, const std::string &path) {
                                      c10::str(at::IntArrayRef(s.shape)) + " but the model's is " +
                                      c10::str(tensor.sizes()));
     at::Tensor from = at::from_blob(const_cast<char *>(s.bytes.data()), s.shape, at::kFloat);
+    // A NaN or inf weight would train to NaN and be reported far later as
+    // "learning rate too high?": refused here, naming the tensor.
+    if (const int64_t bad = (~at::isfinite(from)).sum().item<int64_t>(); bad > 0)
+      return support::Status::failed(path + ": tensor '" + name + "' holds " + std::to_string(bad) +
+                                     " non-finite values (NaN or inf)");
     at::Tensor target = tensor; // a handle: copy_ writes the model's storage
     target.copy_(from);
   }

@@ -13,7 +13,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cstring>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <iterator>
 #include <unistd.h>
@@ -120,4 +122,63 @@ TEST(Safetensors, TruncatedAndInconsistentFilesAreRefused) {
   std::vector<mixc::support::StoredTensor> wrong = {{"w", "F32", {2, 3}, std::string(20, '\1')}};
   EXPECT_FALSE(mixc::support::writeSafetensors(path, wrong, {}, error));
   std::filesystem::remove(path);
+}
+
+// Headers whose offsets would make two tensors share bytes, leave bytes
+// unread or be read as something else are refused, each with its reason
+// (the reader used to take them: nlohmann truncates 1.5 to 1, keeps the
+// last of two equal names, and nothing compared one tensor's span with
+// another's).
+TEST(Safetensors, OverlapsGapsFractionsDuplicatesAndTrailingBytesAreRefused) {
+  // Two F32 tensors of 2 elements each over 16 data bytes.
+  auto file = [](const std::string &header, size_t dataBytes) {
+    std::string f(8, '\0');
+    uint64_t n = header.size();
+    for (int i = 0; i < 8; ++i)
+      f[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+    return f + header + std::string(dataBytes, '\0');
+  };
+  auto refusal = [](const std::string &bytes) {
+    std::vector<mixc::support::StoredTensor> t;
+    std::map<std::string, std::string> meta;
+    std::string error;
+    EXPECT_FALSE(mixc::support::parseSafetensors(bytes, "x.safetensors", t, meta, error)) << bytes;
+    return error;
+  };
+  const std::string a = R"("a":{"dtype":"F32","shape":[2],"data_offsets":)";
+  const std::string b = R"("b":{"dtype":"F32","shape":[2],"data_offsets":)";
+  // The good file first: the same layout is read.
+  std::vector<mixc::support::StoredTensor> t;
+  std::map<std::string, std::string> meta;
+  std::string error;
+  EXPECT_TRUE(mixc::support::parseSafetensors(file("{" + a + "[0,8]}," + b + "[8,16]}}", 16), "x", t, meta, error))
+      << error;
+  EXPECT_NE(refusal(file("{" + a + "[0,8]}," + b + "[4,12]}}", 16)).find("overlaps"), std::string::npos);
+  EXPECT_NE(refusal(file("{" + a + "[0,8]}," + b + "[12,20]}}", 20)).find("a gap before it"), std::string::npos);
+  EXPECT_NE(refusal(file("{" + a + "[0,8]}," + b + "[8,16]}}", 17)).find("1 bytes after the last"),
+            std::string::npos);
+  EXPECT_NE(refusal(file("{" + a + "[0,8.5]}," + b + "[8,16]}}", 16)).find("not two non-negative integers"),
+            std::string::npos);
+  EXPECT_NE(refusal(file("{" + a + "[0,8]}," + a + "[8,16]}}", 16)).find("names 'a' twice"), std::string::npos);
+}
+
+// Weights that are not finite are refused at load, naming the tensor.
+TEST(Weights, NonFiniteWeightsAreRefusedByName) {
+  auto a = mamba(1);
+  ASSERT_TRUE(a);
+  const std::string path = tempFile("finite.safetensors"), bad = tempFile("nan.safetensors");
+  ASSERT_TRUE(mixc::train::saveWeights(*a, path, {}).isOk());
+  std::vector<mixc::support::StoredTensor> tensors;
+  std::map<std::string, std::string> meta;
+  std::string error;
+  ASSERT_TRUE(mixc::support::readSafetensors(path, tensors, meta, error)) << error;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(&tensors[1].bytes[0], &nan, sizeof nan);
+  ASSERT_TRUE(mixc::support::writeSafetensors(bad, tensors, {}, error)) << error;
+  mixc::support::Status s = mixc::train::loadWeights(*a, bad);
+  EXPECT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("tensor '" + tensors[1].name + "' holds 1 non-finite values"), std::string::npos)
+      << s.message();
+  std::filesystem::remove(path);
+  std::filesystem::remove(bad);
 }
