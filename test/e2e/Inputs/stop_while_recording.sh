@@ -18,11 +18,11 @@ done
 cell=$(dirname "$first")
 exec 9> "$out/.tables.lock"
 flock 9 # held: the sweep's record of the first cell waits here
-for _ in $(seq 600); do # the cell's runner has finished (train, then interventions)
-  [ -f "$cell/interventions/block-inputs/attrib.csv" ] && ! pgrep -f -- "intervene $cell " > /dev/null && break
+for _ in $(seq 600); do # the cell's runner is at its end (train, then its one script)
+  [ -f "$cell/interventions/block-inputs/heatmap.svg" ] && break
   sleep 0.1
 done
-sleep 1
+sleep 2 # the runner exits and the sweep's record waits on the lock
 kill -TERM "$sweep"
 sleep 0.5
 flock -u 9
