@@ -15,6 +15,16 @@ std::string shellQuote(const std::string &s) {
 }
 } // namespace
 
+std::string sbatchValueProblem(const std::string &value) {
+  for (unsigned char c : value) {
+    if (c < 0x20 || c == 0x7f)
+      return c == '\n' || c == '\r' ? "it holds a line break" : "it holds a control character";
+    if (c == '"')
+      return "it holds a double quote";
+  }
+  return "";
+}
+
 std::string slurmScript(const SlurmJob &job) {
   std::ostringstream s;
   s << "#!/bin/bash\n"
@@ -25,9 +35,9 @@ std::string slurmScript(const SlurmJob &job) {
     << "# runs only the cells that have not finished; a cancelled one resumes from its checkpoint.\n"
     << "#SBATCH --job-name=mixc-" << job.name << "\n"
     << "#SBATCH --array=0-" << (job.cells.empty() ? 0 : job.cells.size() - 1) << "\n"
-    << "#SBATCH --output=" << job.logDir << "/%A_%a.log\n";
+    << "#SBATCH --output=\"" << job.logDir << "/%A_%a.log\"\n"; // quoted: a path may hold blanks
   for (const auto &[key, value] : job.settings)
-    s << "#SBATCH --" << key << "=" << value << "\n";
+    s << "#SBATCH --" << key << "=\"" << value << "\"\n";
   for (const std::string &line : job.extra)
     s << "#SBATCH " << line << "\n";
   s << "cells=(\n";

@@ -21,6 +21,12 @@
 namespace mixc::experiments {
 
 /// What an array task runs and the #SBATCH settings.
+/// Why `value` cannot be written into an #SBATCH line, or "": a line break
+/// or another control character would end the line (the rest becoming a
+/// shell command of the batch script), and a double quote would end the
+/// quoted value. Every value the script takes is checked here first.
+std::string sbatchValueProblem(const std::string &value);
+
 struct SlurmJob {
   std::string name;                                     // the sweep's: the job is mixc-<name>
   std::vector<std::string> cells;                       // array task i runs cells[i]

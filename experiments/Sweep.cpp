@@ -206,12 +206,16 @@ void readSlurm(const fs::path &file, const toml::table &t, Spec &s) {
       for (const toml::node &line : *lines) {
         if (!line.is_string())
           fail(file, line, "slurm.extra holds strings (#SBATCH lines without the #SBATCH)");
+        if (std::string why = sbatchValueProblem(*line.value<std::string>()); !why.empty())
+          fail(file, line, "slurm.extra cannot hold this line: " + why);
         s.slurmExtra.push_back(*line.value<std::string>());
       }
       continue;
     }
     if (!v.is_string() && !v.is_integer())
       fail(file, v, "slurm." + key + " is a string or an integer, e.g. time = \"02:00:00\"");
+    if (std::string why = sbatchValueProblem(display(v)); !why.empty())
+      fail(file, v, "slurm." + key + " cannot be written into the batch script: " + why);
     setSlurm(s, key, display(v));
   }
 }
@@ -283,6 +287,8 @@ Spec readSpec(const SweepOptions &o) {
     if (!kSlurmKeys.count(key) || key == "extra")
       throw SweepError{"--slurm " + key + "=" + value + ": unknown setting; valid: partition, time, "
                        "cpus_per_task, mem, gres, account, qos"};
+    if (std::string why = sbatchValueProblem(value); !why.empty())
+      throw SweepError{"--slurm " + key + ": the value cannot be written into the batch script: " + why};
     setSlurm(s, key, value);
   }
   return s;
@@ -753,6 +759,8 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
       job.command.push_back("--device=" + o.devices.front().substr(0, o.devices.front().find(':')));
     job.workDir = fs::current_path().string();
     job.logDir = (out / "slurm").string();
+    if (std::string why = sbatchValueProblem(job.logDir); !why.empty())
+      return Status::failed("the sweep folder " + out.string() + " cannot be named in the batch script: " + why);
     job.settings = s.slurm;
     bool cpus = false;
     for (const auto &[k, v] : s.slurm)

@@ -129,7 +129,7 @@ grep -q "3 runs finished" "$WORK/report/report.md" || fail "the report does not 
 # 2. Cancel midway, resubmit: nothing finished is run again, the cancelled cell resumes.
 LONG="$SWEEP --scale cancel --out $WORK/cancel"
 SHORT=d16__lr0.003__max_steps60
-"$MIXC" sweep $LONG --engine=slurm --slurm time=00:20:00 --dry-run | grep -q "^#SBATCH --time=00:20:00" \
+"$MIXC" sweep $LONG --engine=slurm --slurm time=00:20:00 --dry-run | grep -q '^#SBATCH --time="00:20:00"' \
   || fail "--slurm time did not reach the script"
 JOB=$("$MIXC" sweep $LONG --engine=slurm | sed -n 's/^submitted job \([0-9]*\):.*/\1/p')
 [ -n "$JOB" ] || fail "no job id for the second submission"
