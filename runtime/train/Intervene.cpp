@@ -174,8 +174,32 @@ void writeHeatmap(const std::string &path, const InterveneSpec &spec,
   writeFileAtomically(path, s.str());
 }
 
+namespace {
+/// On the generated back end a node computed inside a fused region (not one
+/// of the region's outputs) is never a tensor: --save could not save it.
+/// "" or the refusal naming the node and its region.
+std::string unsavedInsideKernels(const graph::Graph &g, const InterveneOptions &opts) {
+  if (!opts.kernels || opts.save.empty())
+    return "";
+  const std::string target = kernels::targetKey(opts.kernels->target());
+  for (const graph::Node &n : g.nodes) {
+    auto fused = n.attrs.find("fused");
+    if (!opts.save.count(n.name) || fused == n.attrs.end())
+      continue;
+    for (const graph::Region &r : g.regions)
+      if (r.name == fused->second.s && !r.target(target).kernel.empty() &&
+          std::find(r.outputs.begin(), r.outputs.end(), n.name) == r.outputs.end())
+        return "--save: '" + n.name + "' is computed inside the fused region '" + r.name +
+               "' of the generated back end, where it is never a tensor; run with --backend libtorch to save it";
+  }
+  return "";
+}
+} // namespace
+
 support::Status intervene(const std::string &checkpoint, const graph::Graph &g, const InterveneSpec &spec,
                           const InterveneOptions &opts, std::vector<CellResult> &results, std::ostream &out) {
+  if (std::string why = unsavedInsideKernels(g, opts); !why.empty())
+    return support::Status::failed(why);
   for (const graph::Node &n : g.nodes)
     if (n.op == "patch" && rt::attrI(n, "das", 0) > 0)
       return support::Status::failed("intervene: '" + n.name + "' is a das(k) cell, whose subspace is learned; "
