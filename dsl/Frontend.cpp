@@ -81,7 +81,8 @@ bool Frontend::load(const std::string &path, std::ostream &err) {
     if (fs::is_directory(path, ec))
       fail({}, "\"" + path + "\" is a directory, not a file");
     if (!fs::exists(path, ec))
-      fail({}, "cannot open \"" + path + "\": no such file");
+      fail({}, "cannot open \"" + path + "\": " +
+                   (ec && ec != std::errc::no_such_file_or_directory ? ec.message() : "no such file"));
     mainPath_ = normal(path);
     std::vector<std::string> stack;
     loadModule(mainPath_, nullptr, stack, {});

@@ -272,6 +272,14 @@ struct SweepVar {
 void parseLine(Line &l, RwScript &s) {
   SourceLoc at = l.loc();
   std::string head = l.word("(");
+  // A second corrupt (direction, readout) line used to replace the first
+  // without a word: the script means one of them.
+  if (head == "corrupt" || head == "direction" || head == "readout") {
+    if (auto it = s.settingAt.find(head); it != s.settingAt.end())
+      fail(at, "'" + head + "' is set twice (first on line " + std::to_string(it->second.line) +
+                   "): a script has one " + head + " setting");
+    s.settingAt[head] = at;
+  }
   if (head == "corrupt") {
     SourceLoc vloc = l.loc();
     s.corrupt = l.word();

@@ -28,6 +28,7 @@
 #include "dsl/Diagnostics.h"
 
 #include <ostream>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,6 +68,8 @@ struct RwScript {
   std::string readout = "p"; // p | logit_diff | kl: what Attrib is a ratio of (protocol §6)
   std::vector<RwCell> cells;
   std::vector<RwAction> removes;
+  /// Where corrupt, direction and readout were set: each once per script.
+  std::map<std::string, SourceLoc> settingAt;
 };
 
 /// Parses a script into `sm`-registered text; on error prints

@@ -15,6 +15,10 @@ bool readTextFile(const std::string &path, std::string &contents, std::string &e
   const std::string quoted = "\"" + path + "\"";
   std::error_code ec;
   fs::file_status st = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) { // e.g. a symlink loop: say so, not "does not exist"
+    error = "cannot open " + quoted + ": " + ec.message();
+    return false;
+  }
   if (!fs::exists(st)) {
     error = quoted + " does not exist";
     return false;
@@ -22,6 +26,11 @@ bool readTextFile(const std::string &path, std::string &contents, std::string &e
   // An ifstream opens a directory without complaint and reads nothing.
   if (fs::is_directory(st)) {
     error = quoted + " is a directory, not a file";
+    return false;
+  }
+  // A FIFO (or a device, a socket) would block the read until someone writes.
+  if (!fs::is_regular_file(st)) {
+    error = quoted + " is not a regular file (a FIFO, socket or device)";
     return false;
   }
   if (fs::is_regular_file(st) && fs::file_size(path, ec) > maxBytes && !ec) {
