@@ -175,7 +175,10 @@ py::dict intervene(const std::string &run, const std::string &script, int64_t si
   opts.scriptName = std::filesystem::path(script).stem().string();
   opts.size = size;
   opts.quiet = true;
-  opts.save.insert(save.begin(), save.end());
+  // The same resolution and checks as `mixc intervene --save` (patterns;
+  // a name that matches nothing is an error, not an empty file).
+  if (std::string error; !mixc::train::resolveSaveNames(save, rewritten.graph, opts.save, error))
+    throw py::key_error("mixc: save: " + error);
   std::vector<mixc::train::CellResult> results;
   std::ostringstream table;
   if (mixc::support::Status s = mixc::train::intervene(checkpoint, rewritten.graph, spec, opts, results, table);

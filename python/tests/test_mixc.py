@@ -174,3 +174,19 @@ def test_intervene_matches_the_cli(run, tmp_path):
             assert abs(table["attrib"][i] - float(r["attrib"])) < 1e-5
     assert os.path.exists(tmp_path / "py" / "attrib.csv")
     assert "layer=1 position=value" in table["report"]
+
+
+def test_intervene_validates_as_the_cli(run, tmp_path):
+    # The library checks what the CLI checks: size=0 wrote a NaN table, a
+    # save name that matches nothing wrote an empty file.
+    script = os.path.join(ROOT, "examples", "interventions", "block-inputs.rw")
+    for size in (0, -3):
+        with pytest.raises(RuntimeError, match="size must be a positive number"):
+            mixc.intervene(run, script, size=size, out=tmp_path / "zero")
+    with pytest.raises(KeyError, match="no node matches 'nothing'"):
+        mixc.intervene(run, script, size=8, out=tmp_path / "nothing", save=["nothing"])
+    table = mixc.intervene(run, script, size=8, out=tmp_path / "pattern", save=["layers[*].block_input"])
+    assert os.path.exists(tmp_path / "pattern" / "activations.safetensors")
+    saved = read_safetensors(tmp_path / "pattern" / "activations.safetensors")
+    assert any(k.startswith("layers[0].block_input") for k in saved) and any(k.startswith("layers[1].block_input") for k in saved)
+    assert table["label"]

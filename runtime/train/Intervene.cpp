@@ -1,5 +1,8 @@
 //===- Intervene.cpp - `mixc intervene`: patching and ablation, batched -----===//
 #include "runtime/train/Intervene.h"
+#include "abi/StateLayout.h"
+#include "dsl/Rewrite.h"
+#include "support/Suggest.h"
 #include "support/Format.h"
 #include "runtime/core/Model.h"
 #include "runtime/core/NodeAttrs.h"
@@ -174,6 +177,41 @@ void writeHeatmap(const std::string &path, const InterveneSpec &spec,
   writeFileAtomically(path, s.str());
 }
 
+bool resolveSaveNames(const std::vector<std::string> &patterns, const graph::Graph &g, std::set<std::string> &out,
+                      std::string &error) {
+  std::vector<std::string> names;
+  std::map<std::string, std::string> states; // name -> why it cannot be saved ("" when it can)
+  for (const auto &n : g.nodes) {
+    if (n.name.find('@') == std::string::npos)
+      names.push_back(n.name);
+    if (auto it = n.attrs.find("state_name"); it != n.attrs.end())
+      states[it->second.s] = graph::stateRefusal(n.op);
+  }
+  for (const std::string &pattern : patterns) {
+    size_t matched = 0;
+    for (const std::string &name : names)
+      if (dsl::matchesPattern(pattern, name))
+        out.insert(name), ++matched;
+    for (const auto &[state, why] : states) {
+      if (!dsl::matchesPattern(pattern, state))
+        continue;
+      if (!why.empty()) {
+        error = "cannot save '" + state + "': " + why;
+        return false;
+      }
+      out.insert(state), ++matched;
+    }
+    if (matched == 0) {
+      std::vector<std::string> all = names;
+      for (const auto &[state, why] : states)
+        all.push_back(state);
+      error = "no node matches '" + pattern + "'" + support::didYouMean(pattern, all);
+      return false;
+    }
+  }
+  return true;
+}
+
 namespace {
 /// On the generated back end a node computed inside a fused region (not one
 /// of the region's outputs) is never a tensor: --save could not save it.
@@ -198,6 +236,10 @@ std::string unsavedInsideKernels(const graph::Graph &g, const InterveneOptions &
 
 support::Status intervene(const std::string &checkpoint, const graph::Graph &g, const InterveneSpec &spec,
                           const InterveneOptions &opts, std::vector<CellResult> &results, std::ostream &out) {
+  // Checked here, under both front ends (Python's size=0 wrote a NaN table).
+  if (opts.size < 1)
+    return support::Status::failed("intervene: size must be a positive number of test documents, got " +
+                                   std::to_string(opts.size));
   if (std::string why = unsavedInsideKernels(g, opts); !why.empty())
     return support::Status::failed(why);
   for (const graph::Node &n : g.nodes)

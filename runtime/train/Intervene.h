@@ -43,6 +43,13 @@ struct Cell {
   std::vector<std::pair<std::string, std::string>> coords; // sweep coordinates
 };
 
+/// --save (and Python's save=): the graph's nodes and recurrent states that
+/// each of `patterns` (a name, or a pattern such as layers[*].block_input)
+/// matches, every match of each; false with `error` when one matches
+/// nothing (with the nearest names) or names a state that cannot be saved.
+bool resolveSaveNames(const std::vector<std::string> &patterns, const graph::Graph &g, std::set<std::string> &out,
+                      std::string &error);
+
 struct InterveneSpec {
   std::string corrupt = "key"; // key | value | none
   bool swap = false;           // base = clean, source = corrupted

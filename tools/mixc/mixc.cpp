@@ -827,43 +827,14 @@ int cmdTrain(const Options &o) {
   return report(status);
 }
 
-/// --save: each comma-separated name or pattern to the graph's nodes and
-/// recurrent states it matches (the intervention copies "X@c<k>" are saved
-/// as X's patched value).
+/// --save: the comma-separated names or patterns, resolved by the library
+/// (mixc::train::resolveSaveNames, which the Python module calls too).
 bool saveSet(const std::string &list, const mixc::graph::Graph &g, std::set<std::string> &out, std::string &error) {
-  std::vector<std::string> names;
-  std::map<std::string, std::string> states; // name -> why it cannot be saved ("" when it can)
-  for (const auto &n : g.nodes) {
-    if (n.name.find('@') == std::string::npos)
-      names.push_back(n.name);
-    if (auto it = n.attrs.find("state_name"); it != n.attrs.end())
-      states[it->second.s] = mixc::graph::stateRefusal(n.op);
-  }
-  for (const std::string &pattern : splitCommas(list)) {
-    if (pattern.empty())
-      continue;
-    size_t matched = 0;
-    for (const std::string &name : names)
-      if (mixc::dsl::matchesPattern(pattern, name))
-        out.insert(name), ++matched;
-    for (const auto &[state, why] : states) {
-      if (!mixc::dsl::matchesPattern(pattern, state))
-        continue;
-      if (!why.empty()) {
-        error = "cannot save '" + state + "': " + why;
-        return false;
-      }
-      out.insert(state), ++matched;
-    }
-    if (matched == 0) {
-      std::vector<std::string> all = names;
-      for (const auto &[state, why] : states)
-        all.push_back(state);
-      error = "no node matches '" + pattern + "'" + mixc::support::didYouMean(pattern, all);
-      return false;
-    }
-  }
-  return true;
+  std::vector<std::string> patterns;
+  for (const std::string &p : splitCommas(list))
+    if (!p.empty())
+      patterns.push_back(p);
+  return mixc::train::resolveSaveNames(patterns, g, out, error);
 }
 
 /// A run's checkpoint and graph with a .rw script applied, and the cells.
