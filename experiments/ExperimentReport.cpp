@@ -171,7 +171,7 @@ bool readSweep(const fs::path &dir, Sweep &s, std::string &error) {
 /// data. Cells whose folder is gone (rows seeded from a committed table)
 /// keep what an earlier report copied.
 void copyLearningCurves(const Sweep &s, const fs::path &outDir, std::ostringstream &md) {
-  std::vector<std::string> linked;
+  std::vector<std::pair<std::string, bool>> linked; // cell, whether its plot is there
   for (const Row &r : s.results.rows) {
     const std::string cell = get(r, "cell");
     if (cell.empty() || cell.find('/') != std::string::npos || cell.front() == '.')
@@ -185,15 +185,15 @@ void copyLearningCurves(const Sweep &s, const fs::path &outDir, std::ostringstre
         fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
       }
     if (fs::is_regular_file(csv, ec))
-      linked.push_back(cell);
+      linked.push_back({cell, fs::is_regular_file(svg, ec)});
   }
   if (linked.empty())
     return;
   md << "Learning curves (train loss, train and test accuracy at every evaluation):";
   for (size_t i = 0; i < linked.size(); ++i) {
-    const std::string &c = linked[i];
+    const auto &[c, plot] = linked[i];
     md << (i ? "," : "") << " " << c << " ([csv](csv/metrics/" << s.name << "/" << c << ".csv)";
-    if (fs::exists(outDir / "plots" / "curves" / s.name / (c + ".svg")))
+    if (plot)
       md << ", [plot](plots/curves/" << s.name << "/" << c << ".svg)";
     md << ")";
   }

@@ -983,9 +983,9 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
   // Never "done" with cells left: a process that could not start ends the
   // sweep as a failure naming what is left.
   if (launchFailed || done < todo.size())
-    return Status::failed(format("%zu of %zu cells did not run (a cell's process could not start); run the "
-                                 "same command again to continue",
-                                 todo.size() - done, todo.size()));
+    return Status::failed(format("%zu of %zu cells did not run%s; run the same command again to continue",
+                                 todo.size() - done, todo.size(),
+                                 launchFailed ? " (a cell's process could not start)" : ""));
   io.out << format("sweep %s done: %zu cells run (%zu failed), %.0f s of runs; results in %s\n", s.name.c_str(),
                    done, failed, busySeconds, resultsPath.string().c_str())
          << std::flush;

@@ -22,7 +22,6 @@ scale_flag=()
 jobs_flag=()
 [ -z "${JOBS:-}" ] || jobs_flag=(--jobs "$JOBS")
 read -r -a SWEEPS <<< "${SWEEPS:-ar conv-ablation atr atr-mamba-noconv mamba-internals}"
-dirs=()
 for s in "${SWEEPS[@]}"; do
   file="examples/paper/$s.toml"
   if [ "$SCALE" != full ] && ! grep -q "^\[scale\.$SCALE\]" "$file"; then
@@ -37,10 +36,14 @@ for s in "${SWEEPS[@]}"; do
   done
   "$MIXC" sweep "$file" "${scale_flag[@]}" "${jobs_flag[@]}" --out "$RUNS/$s" || status=$?
   [ "${status:-0}" -ne 130 ] || exit 130 # interrupted: run again to continue
-  dirs+=("$RUNS/$s")
 done
-# A sweep kept from an earlier preset (its committed csv/NAME-meta.toml, e.g.
-# ATR at 8 epochs) is a folder of its own, rebuilt from its tables.
+# The report covers every sweep of this scale that has a folder, not only
+# the ones run now (SWEEPS="atr" must not drop AR from the report), then the
+# sweeps kept from an earlier preset (a committed csv/NAME-meta.toml, e.g.
+# ATR at 8 epochs), each a folder of its own rebuilt from its tables.
+dirs=()
+read -r -a ALL <<< "ar conv-ablation atr atr-mamba-noconv mamba-internals"
+for s in "${ALL[@]}"; do [ -f "$RUNS/$s/sweep-meta.toml" ] && dirs+=("$RUNS/$s"); done
 for meta in "$OUT"/csv/*-meta.toml; do
   [ -f "$meta" ] || continue
   name=$(basename "$meta" -meta.toml)
@@ -49,14 +52,7 @@ for meta in "$OUT"/csv/*-meta.toml; do
   for t in results attrib; do
     [ -f "$OUT/csv/$name-$t.csv" ] && cp "$OUT/csv/$name-$t.csv" "$RUNS/$name/$t.csv"
   done
-done
-# The report covers every sweep of this scale that has a folder, not only
-# the ones run now (SWEEPS="atr" must not drop AR from the report).
-dirs=()
-read -r -a ALL <<< "ar conv-ablation atr atr-mamba-noconv mamba-internals"
-for s in "${ALL[@]}"; do [ -f "$RUNS/$s/sweep-meta.toml" ] && dirs+=("$RUNS/$s"); done
-for meta in "$OUT"/csv/*-meta.toml; do
-  [ -f "$meta" ] && dirs+=("$RUNS/$(basename "$meta" -meta.toml)")
+  dirs+=("$RUNS/$name")
 done
 "$MIXC" report "${dirs[@]}" -o "$OUT/report.md" \
   --title "Mechanistic evaluation on AR and ATR — scale: $SCALE"

@@ -33,6 +33,8 @@ bool sameFile(const fs::path &a, const fs::path &b) {
 
 std::string outputClash(const std::string &output, const std::vector<std::string> &inputs) {
   const fs::path out = resolved(output);
+  const std::string name = out.filename().string();
+  const bool managed = std::find(std::begin(kManaged), std::end(kManaged), name) != std::end(kManaged);
   std::error_code ec;
   for (const std::string &in : inputs) {
     if (in.empty())
@@ -40,13 +42,11 @@ std::string outputClash(const std::string &output, const std::vector<std::string
     const fs::path p = resolved(in);
     if (sameFile(out, p))
       return "the output " + output + " is the input " + in + "; writing it would destroy it (give another -o)";
-    if (fs::is_directory(p, ec) && sameFile(out.parent_path(), p) &&
-        std::find(std::begin(kManaged), std::end(kManaged), out.filename().string()) != std::end(kManaged))
-      return "the output " + output + " would replace " + out.filename().string() + " in the input folder " + in +
+    if (managed && fs::is_directory(p, ec) && sameFile(out.parent_path(), p))
+      return "the output " + output + " would replace " + name + " in the input folder " + in +
              " (a file mixc keeps there; give another -o)";
   }
-  const std::string name = out.filename().string();
-  if (std::find(std::begin(kManaged), std::end(kManaged), name) == std::end(kManaged))
+  if (!managed)
     return "";
   for (const char *mark : kFolderMarks)
     if (fs::exists(out.parent_path() / mark, ec))
