@@ -2,7 +2,6 @@
 #include "abi/Bundle.h"
 #include "support/OutputGuard.h"
 #include "support/AtomicWrite.h"
-#include "support/Digest.h"
 #include "support/TextFile.h"
 
 #include <nlohmann/json.hpp>
@@ -48,12 +47,6 @@ bool readCompiled(const fs::path &d, Graph &g, std::string &cpu, std::string &cu
   return true;
 }
 } // namespace
-
-std::string graphDigest(const Graph &g) {
-  // Of the JSON with its objects' keys sorted: a graph read back from JSON
-  // (a checkpoint's) lists its config in another order than the compiler.
-  return support::hexDigest(support::fnv1a(nlohmann::json::parse(toJson(g)).dump()));
-}
 
 bool isBundle(const std::string &path) {
   std::error_code ec;

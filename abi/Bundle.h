@@ -43,9 +43,6 @@ struct Bundle {
   std::vector<CompiledRewrite> rewrites;
 };
 
-/// The digest that names a graph: of its JSON form.
-std::string graphDigest(const Graph &g);
-
 /// Whether `path` is a bundle folder (it holds the mixc-bundle marker).
 bool isBundle(const std::string &path);
 

@@ -125,6 +125,12 @@ struct Graph {
 /// Pretty-printed JSON.
 std::string toJson(const Graph &g);
 
+/// The digest that names a graph: of its JSON form, so a graph read back
+/// from a file has the digest of the one written. Bundles name the graph a
+/// rewrite was compiled against with it; generated kernels, the graph they
+/// were generated for (KernelAbi.h).
+std::string graphDigest(const Graph &g);
+
 /// The model a graph file describes, without what the compiler derived
 /// from it (the fused regions, their kernels, each node's `fused` tag), the
 /// source locations and path, or the file version: two graphs of one model

@@ -1,5 +1,6 @@
 //===- GraphJson.cpp - runtime graph <-> JSON -------------------------------===//
 #include "abi/Graph.h"
+#include "support/Digest.h"
 #include "support/Limits.h"
 
 #include <nlohmann/json.hpp>
@@ -363,6 +364,12 @@ int64_t parameterCount(const Graph &g) {
     total += n;
   }
   return total;
+}
+
+std::string graphDigest(const Graph &g) {
+  // Of the JSON with its objects' keys sorted: a graph read back from JSON
+  // (a checkpoint's) lists its config in another order than the compiler.
+  return support::hexDigest(support::fnv1a(nlohmann::json::parse(toJson(g)).dump()));
 }
 
 } // namespace mixc::graph

@@ -8,7 +8,14 @@
  *   void    <sym>_forward(const mixk_args *);
  *   void    <sym>_backward(const mixk_args *);
  *
- * and the library as a whole exports mixk_abi_version() and mixk_target().
+ * and the library as a whole exports mixk_abi_version(), mixk_target() and
+ *
+ *   const char *mixk_graph_digest(void);  graphDigest (abi/Bundle.h) of the
+ *                                          graph its kernels were generated for
+ *
+ * The runtime runs a library only with the graph of that digest: kernels of
+ * another model or width, or a graph.json edited after compiling, index
+ * memory by sizes the other side does not have.
  *
  * `dims` are the sizes of the region's leading dynamic dimensions ([B, T]
  * for most regions, [T] for filters). Every tensor is contiguous f32, in
@@ -23,7 +30,7 @@
 
 #include <stdint.h>
 
-#define MIXK_ABI_VERSION 5
+#define MIXK_ABI_VERSION 6
 
 /* int mixk_target(void): which memory the library's kernels work on. */
 #define MIXK_TARGET_CPU 0

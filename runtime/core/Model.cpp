@@ -183,6 +183,13 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
     error = "the model has no output";
     return nullptr;
   }
+  if (kernels && kernels->graphDigest() != graph::graphDigest(g)) {
+    error = "the kernel library " + kernels->path() + " was generated for the graph " +
+            (kernels->graphDigest().empty() ? "(it does not say which)" : kernels->graphDigest()) +
+            ", not for this one (" + graph::graphDigest(g) +
+            "): the kernels of another model, or a graph changed after compiling; compile the model again";
+    return nullptr;
+  }
   std::unique_ptr<Model> m(new Model(std::move(g)));
   std::unordered_map<std::string, int> ids;
   ids[m->graph_.inputs[0].name] = m->numValues_++;

@@ -5,10 +5,13 @@
 #include "support/Process.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -49,6 +52,12 @@ std::string tail(const std::string &text, size_t lines) {
   return pos == std::string::npos || pos == 0 ? text : text.substr(pos + 1);
 }
 
+std::string modeText(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
 std::string readFile(const fs::path &p) {
   std::ifstream in(p, std::ios::binary);
   std::ostringstream ss;
@@ -62,8 +71,37 @@ std::string cacheDir() {
     return d;
   if (std::string d = env("XDG_CACHE_HOME"); !d.empty())
     return (fs::path(d) / "mixc" / "kernels").string();
-  std::string home = env("HOME");
-  return (fs::path(home.empty() ? "/tmp" : home) / ".cache" / "mixc" / "kernels").string();
+  if (std::string home = env("HOME"); !home.empty())
+    return (fs::path(home) / ".cache" / "mixc" / "kernels").string();
+  // No home: a folder of this user's own in /tmp (privateFolder checks that
+  // nobody else made it first).
+  return "/tmp/mixc-kernels-" + std::to_string(::geteuid());
+}
+
+std::string privateFolder(const std::string &dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    return "the kernel cache " + dir + " is not a directory (set MIXC_KERNEL_CACHE)";
+  if (!fs::exists(dir, ec)) {
+    fs::create_directories(dir, ec);
+    if (ec)
+      return "cannot create the kernel cache " + dir + ": " + ec.message();
+    fs::permissions(dir, fs::perms::owner_all, ec); // only its owner reads the code it keeps
+  }
+  return ownedOnly(dir, "the kernel cache");
+}
+
+std::string ownedOnly(const std::string &path, const std::string &what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return "cannot read " + what + " " + path + ": " + std::strerror(errno);
+  if (st.st_uid != ::geteuid())
+    return what + " " + path + " belongs to user " + std::to_string(st.st_uid) + ", not to this one (" +
+           std::to_string(::geteuid()) + "): mixc runs no code from it (set MIXC_KERNEL_CACHE to a folder of yours)";
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return what + " " + path + " can be written by other users (mode " + modeText(st.st_mode) +
+           "): mixc runs no code from it (chmod go-w it, or set MIXC_KERNEL_CACHE to a folder of yours)";
+  return "";
 }
 
 const char *targetName(Target target) { return target == Target::Cuda ? "CUDA" : "CPU"; }
@@ -115,30 +153,25 @@ std::shared_ptr<Library> buildLibrary(const std::string &source, std::string &er
   const std::string hash = support::hexDigest(fnv1a(cpuModel(), fnv1a(command, fnv1a(source))));
   fs::path dir = cacheDir();
   fs::path lib = dir / (hash + ".so");
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
-    error = "the kernel cache " + dir.string() + " is not a directory (set MIXC_KERNEL_CACHE)";
+  if (error = privateFolder(dir.string()); !error.empty())
     return nullptr;
-  }
-  // A cache entry is used only if it loads, passes the ABI check and holds
-  // kernels for `target`: an empty, truncated or foreign file at a cache
-  // name is rebuilt instead of reported as success.
+  // A cache entry is used only if it loads, passes the ABI check, was built
+  // from this very source and holds kernels for `target`: an empty,
+  // truncated or foreign file at a cache name is rebuilt instead of
+  // reported as success.
+  std::error_code ec;
   if (fs::is_regular_file(lib, ec)) {
     std::string stale;
-    if (std::shared_ptr<Library> cached = Library::open(lib.string(), stale); cached && cached->target() == target)
+    std::shared_ptr<Library> cached = Library::open(lib.string(), stale);
+    if (cached && cached->target() == target && cached->sourceDigest() == hash)
       return cached;
-  }
-  fs::create_directories(dir, ec);
-  if (ec) {
-    error = "cannot create the kernel cache " + dir.string() + ": " + ec.message();
-    return nullptr;
   }
   // Unique temporaries per process: sweeps build the same library at once.
   std::string stem = hash + ".tmp" + std::to_string(::getpid());
   fs::path src = dir / (stem + (target == Target::Cuda ? ".cu" : ".cpp")), tmp = dir / (stem + ".so"), log = dir / (stem + ".log");
   {
     std::ofstream out(src, std::ios::binary);
-    out << source;
+    out << source << "extern \"C\" const char *mixk_source_digest() { return \"" << hash << "\"; }\n";
     if (!out.flush()) {
       error = "cannot write " + src.string();
       return nullptr;
@@ -158,6 +191,8 @@ std::shared_ptr<Library> buildLibrary(const std::string &source, std::string &er
     return nullptr;
   }
   fs::remove(src, ec);
+  // Under a umask of 002 the compiler leaves it group-writable: Library::open would refuse it.
+  fs::permissions(tmp, fs::perms::group_write | fs::perms::others_write, fs::perm_options::remove, ec);
   // rename() replaces a bad entry atomically: a concurrent reader sees the
   // old file or the new one, never a half-written one.
   fs::rename(tmp, lib, ec);
@@ -166,6 +201,10 @@ std::shared_ptr<Library> buildLibrary(const std::string &source, std::string &er
     return nullptr;
   }
   std::shared_ptr<Library> built = Library::open(lib.string(), error);
+  if (built && built->sourceDigest() != hash) { // another process replaced it: not ours to run
+    error = lib.string() + " changed while it was being built; build again";
+    return nullptr;
+  }
   if (built && built->target() != target) {
     error = lib.string() + " holds " + targetName(built->target()) + " kernels, not " + targetName(target);
     return nullptr;
@@ -174,6 +213,9 @@ std::shared_ptr<Library> buildLibrary(const std::string &source, std::string &er
 }
 
 std::shared_ptr<Library> Library::open(const std::string &path, std::string &error) {
+  // dlopen runs the library's constructors: only code nobody else could have put there.
+  if (error = ownedOnly(path, "the kernel library"); !error.empty())
+    return nullptr;
   void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     error = std::string("cannot load the kernel library: ") + ::dlerror();
@@ -194,7 +236,13 @@ std::shared_ptr<Library> Library::open(const std::string &path, std::string &err
     ::dlclose(handle);
     return nullptr;
   }
-  return std::shared_ptr<Library>(new Library(handle, path, static_cast<Target>(t)));
+  auto library = std::shared_ptr<Library>(new Library(handle, path, static_cast<Target>(t)));
+  using Text = const char *(*)();
+  if (auto graph = reinterpret_cast<Text>(::dlsym(handle, "mixk_graph_digest")))
+    library->graphDigest_ = graph();
+  if (auto source = reinterpret_cast<Text>(::dlsym(handle, "mixk_source_digest")))
+    library->sourceDigest_ = source();
+  return library;
 }
 
 Library::~Library() { ::dlclose(handle_); }

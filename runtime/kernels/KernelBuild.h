@@ -19,8 +19,18 @@
 namespace mixc::kernels {
 
 /// $MIXC_KERNEL_CACHE, else $XDG_CACHE_HOME/mixc/kernels, else
-/// ~/.cache/mixc/kernels.
+/// ~/.cache/mixc/kernels, else (no HOME) /tmp/mixc-kernels-<uid>.
 std::string cacheDir();
+
+/// "" when `dir` is a folder this user owns and nobody else can write
+/// (created with mode 0700 when missing); otherwise why mixc will not load
+/// code from it. A library in a folder another user can write into could
+/// be theirs.
+std::string privateFolder(const std::string &dir);
+
+/// "" when `path` (`what`, for the message) belongs to this user and is not
+/// writable by others; otherwise why not.
+std::string ownedOnly(const std::string &path, const std::string &what);
 
 /// What a generated library runs on (its source says: mixk_target()).
 enum class Target { Cpu = MIXK_TARGET_CPU, Cuda = MIXK_TARGET_CUDA };
@@ -48,7 +58,8 @@ struct RegionFns {
 /// A loaded kernel library; closed when the last owner lets go.
 class Library {
 public:
-  /// dlopens `path` and checks its ABI version; nullptr and `error` otherwise.
+  /// dlopens `path` (owned by this user, writable by nobody else) and
+  /// checks its ABI version; nullptr and `error` otherwise.
   static std::shared_ptr<Library> open(const std::string &path, std::string &error);
   /// Host memory (CPU) or device memory (CUDA).
   Target target() const { return target_; }
@@ -59,6 +70,11 @@ public:
   /// The three functions of `symbol`; false when any is missing.
   bool lookup(const std::string &symbol, RegionFns &fns) const;
   const std::string &path() const { return path_; }
+  /// graphDigest of the graph the kernels were generated for (KernelAbi.h);
+  /// empty for a library that does not say.
+  const std::string &graphDigest() const { return graphDigest_; }
+  /// The cache key of the source it was built from (buildLibrary).
+  const std::string &sourceDigest() const { return sourceDigest_; }
 
 private:
   Library(void *handle, std::string path, Target target)
@@ -66,11 +82,12 @@ private:
   void *handle_;
   std::string path_;
   Target target_;
+  std::string graphDigest_, sourceDigest_;
 };
 
 /// Compiles `source` into <cacheDir>/<hash>.so unless a usable library is
-/// there (it loads, has this ABI and names `target`; anything else is
-/// rebuilt) and returns it opened, once; nullptr with `error` (the
+/// there (it loads, has this ABI, was built from `source` and names
+/// `target`; anything else is rebuilt; the cache must be privateFolder) and returns it opened, once; nullptr with `error` (the
 /// compiler's output tail, or the ABI or target problem) otherwise. The
 /// library is written under a temporary name and renamed into place, so
 /// concurrent runs (sweeps) never load a half-written file.

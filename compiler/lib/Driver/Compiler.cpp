@@ -6,6 +6,7 @@
 #include "mix/MLIRGen.h"
 #include "mix/MixDialect.h"
 #include "mix/Passes.h"
+#include "abi/Graph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -68,6 +69,11 @@ void runBackEnds(func::FuncOp model, mix::CompileResult &result) {
     r.targets[mixc::graph::kTargetCpu] = {c.symbol, c.skipped};
     r.targets[mixc::graph::kTargetCuda] = {g.symbol, g.skipped};
   }
+  // The graph is complete now: the kernels say which one they belong to.
+  const std::string digest = "extern \"C\" const char *mixk_graph_digest() { return \"" +
+                             mixc::graph::graphDigest(result.graph) + "\"; }\n";
+  result.cpuKernels += digest;
+  result.cudaKernels += digest;
 }
 
 void loadDialects(MLIRContext &ctx) {
