@@ -58,4 +58,14 @@ bool writeFileAtomically(const std::string &path, const std::string &text, std::
   return true;
 }
 
+bool makeFolder(const std::string &dir, std::string &error) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    error = "cannot create " + dir + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
 } // namespace mixc::support

@@ -19,6 +19,10 @@ namespace mixc::support {
 /// temporary is removed). A `path` that is a directory is an error.
 bool writeFileAtomically(const std::string &path, const std::string &text, std::string &error);
 
+/// Creates the folder `dir` and its parents; false with `error` (the path
+/// and the OS's reason: read-only, a file in the way, no space) otherwise.
+bool makeFolder(const std::string &dir, std::string &error);
+
 } // namespace mixc::support
 
 #endif

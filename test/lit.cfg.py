@@ -17,3 +17,21 @@ config.substitutions.append(("%stdlib", os.path.join(config.mixc_src_root, "stdl
 config.substitutions.append(("FileCheck", os.path.join(config.llvm_tools_dir, "FileCheck")))
 # Generated kernels (--backend=generated) are cached in the build tree.
 config.environment["MIXC_KERNEL_CACHE"] = os.path.join(config.mixc_obj_root, "kernel-cache")
+
+
+def can_mount_tmpfs():
+    """Whether a private mount namespace with a tmpfs can be made here (the
+    full-disk tests): root or unprivileged user namespaces, and a kernel and
+    container that allow it."""
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        try:
+            return subprocess.run(["unshare", "-rm", "mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", d],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            return False
+
+
+if can_mount_tmpfs():
+    config.available_features.add("tmpfs")

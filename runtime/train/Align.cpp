@@ -6,6 +6,7 @@
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Report.h"
 #include "runtime/train/Rotation.h"
+#include "support/AtomicWrite.h"
 #include "support/Format.h"
 #include "support/Safetensors.h"
 
@@ -192,8 +193,8 @@ support::Status align(const std::string &checkpoint, const graph::Graph &g, cons
 
   fs::path folder = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "align" / opts.scriptName
                                         : fs::path(opts.outDir);
-  std::error_code ec;
-  fs::create_directories(folder, ec);
+  if (std::string error; !support::makeFolder(folder.string(), error))
+    return support::Status::failed(error);
   std::ostringstream csv;
   csv << "cell,label,k,iia,iia_channels,iia_patch,train_loss,orthogonality\n";
   for (int64_t c = 0; c < C; ++c) {

@@ -8,6 +8,7 @@
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Readout.h"
 #include "runtime/train/Report.h"
+#include "support/AtomicWrite.h"
 #include "support/Format.h"
 
 #include <torch/torch.h>
@@ -149,8 +150,8 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
   }
   fs::path folder = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "attribution" / opts.scriptName
                                         : fs::path(opts.outDir);
-  std::error_code ec;
-  fs::create_directories(folder, ec);
+  if (std::string error; !support::makeFolder(folder.string(), error))
+    return support::Status::failed(error);
   std::vector<CellResult> exact;
   if (check > 0) { // the exact Attrib of the top `check` estimates and `check` random other cells
     std::vector<int64_t> order(C), picked;

@@ -1,10 +1,15 @@
 //===- Checkpoint.cpp - atomic checkpoints: weights, optimiser, run settings ---===//
 #include "runtime/train/Checkpoint.h"
 
+#include "support/AtomicWrite.h"
+#include "support/Digest.h"
+
 #include <torch/serialize.h>
 
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <sstream>
 #include <fcntl.h>
 #include <filesystem>
 #include <unistd.h>
@@ -12,13 +17,6 @@
 namespace mixc::train {
 
 namespace {
-void fsyncPath(const std::string &path, int flags) {
-  int fd = ::open(path.c_str(), flags);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-}
 /// Moves AdamW's state (moments; its step count stays) to `device`.
 void moveOptimizerState(torch::optim::AdamW &optimizer, const at::Device &device) {
   for (auto &[key, state] : optimizer.state()) {
@@ -33,8 +31,17 @@ void moveOptimizerState(torch::optim::AdamW &optimizer, const at::Device &device
 }
 } // namespace
 
-void saveCheckpoint(const std::string &path, const rt::Model &model,
-                    torch::optim::AdamW *optimizer, const CheckpointMeta &meta) {
+/// The digest of a host tensor's values (with its shape): a checkpoint
+/// stores one per weight, because LibTorch 1.13 reads a record whose bytes
+/// were damaged without complaint.
+std::string tensorDigest(const at::Tensor &t) {
+  at::Tensor c = t.detach().to(at::kCPU).contiguous();
+  uint64_t h = support::fnv1a(c10::str(c.sizes(), c.scalar_type()));
+  return support::hexDigest(support::fnv1a(c.data_ptr(), c.nbytes(), h));
+}
+
+bool saveCheckpoint(const std::string &path, const rt::Model &model, torch::optim::AdamW *optimizer,
+                    const CheckpointMeta &meta, std::string &error) {
   torch::serialize::OutputArchive archive;
   archive.write("format", c10::IValue(std::string("mixc-checkpoint-1")));
   archive.write("step", c10::IValue(meta.step));
@@ -43,12 +50,17 @@ void saveCheckpoint(const std::string &path, const rt::Model &model,
   archive.write("graph", c10::IValue(meta.graphJson));
   archive.write("settings", c10::IValue(meta.settings));
   torch::serialize::OutputArchive weights;
+  std::string digests; // "name digest" lines
   // Host tensors only, so that a checkpoint loads on any machine (one
   // trained on a GPU is evaluated and intervened on a CPU, and back).
   const at::Device device = model.device();
-  for (const auto &[name, t] : model.tensors())
-    weights.write(name, t.detach().to(at::kCPU), /*is_buffer=*/true);
+  for (const auto &[name, t] : model.tensors()) {
+    at::Tensor host = t.detach().to(at::kCPU);
+    weights.write(name, host, /*is_buffer=*/true);
+    digests += name + " " + tensorDigest(host) + "\n";
+  }
   archive.write("weights", weights);
+  archive.write("weight_digests", c10::IValue(digests));
   if (optimizer) {
     if (!device.is_cpu())
       moveOptimizerState(*optimizer, at::kCPU);
@@ -58,14 +70,17 @@ void saveCheckpoint(const std::string &path, const rt::Model &model,
     if (!device.is_cpu())
       moveOptimizerState(*optimizer, device);
   }
-  std::string tmp = path + ".tmp";
-  archive.save_to(tmp);
-  fsyncPath(tmp, O_RDONLY);
-  std::filesystem::rename(tmp, path);
-  fsyncPath(std::filesystem::path(path).parent_path().string().empty()
-                ? "."
-                : std::filesystem::path(path).parent_path().string(),
-            O_RDONLY | O_DIRECTORY);
+  // Serialised in memory, then written by writeFileAtomically: LibTorch's
+  // file writer reports a full disk by throwing from a destructor (an
+  // abort) and leaves its temporary behind.
+  std::ostringstream bytes;
+  try {
+    archive.save_to(bytes);
+  } catch (const std::exception &e) {
+    error = "cannot write " + path + ": " + std::string(e.what()).substr(0, 200);
+    return false;
+  }
+  return support::writeFileAtomically(path, bytes.str(), error);
 }
 
 namespace {
@@ -91,6 +106,19 @@ bool readMeta(torch::serialize::InputArchive &archive, CheckpointMeta &meta, std
   return true;
 }
 } // namespace
+
+/// The stored digest of each weight; none in checkpoints written before them.
+std::map<std::string, std::string> readWeightDigests(torch::serialize::InputArchive &archive) {
+  std::map<std::string, std::string> digests;
+  c10::IValue text;
+  if (!archive.try_read("weight_digests", text) || !text.isString())
+    return digests;
+  std::istringstream lines(text.toStringRef());
+  std::string name, digest;
+  while (lines >> name >> digest)
+    digests[name] = digest;
+  return digests;
+}
 
 bool readCheckpointMeta(const std::string &path, CheckpointMeta &meta, std::string &error) {
   std::error_code ec;
@@ -121,6 +149,7 @@ bool loadCheckpoint(const std::string &path, rt::Model &model, torch::optim::Ada
       return false;
     torch::serialize::InputArchive weights;
     archive.read("weights", weights);
+    std::map<std::string, std::string> digests = readWeightDigests(archive);
     torch::NoGradGuard noGrad;
     for (const auto &[name, t] : model.tensors()) {
       at::Tensor saved;
@@ -131,6 +160,10 @@ bool loadCheckpoint(const std::string &path, rt::Model &model, torch::optim::Ada
       if (saved.sizes() != t.sizes()) {
         error = "checkpoint tensor '" + name + "' has shape " + c10::str(saved.sizes()) +
                 ", the model expects " + c10::str(t.sizes());
+        return false;
+      }
+      if (auto d = digests.find(name); d != digests.end() && d->second != tensorDigest(saved)) {
+        error = "checkpoint tensor '" + name + "' does not hold the values that were saved (the file is damaged)";
         return false;
       }
       if (!at::isfinite(saved).all().item<bool>()) {

@@ -21,17 +21,21 @@ struct CheckpointMeta {
   std::string settings; // runSettings(); empty in checkpoints written before it
 };
 
-/// Writes to `path.tmp`, fsyncs, renames over `path`: a crash leaves the
-/// previous checkpoint intact. Tensors are written as host tensors (the
-/// optimiser's state visits the host for it, whatever device it is on).
-void saveCheckpoint(const std::string &path, const rt::Model &model,
-                    torch::optim::AdamW *optimizer, const CheckpointMeta &meta);
+/// Writes the checkpoint atomically (support/AtomicWrite.h): a crash or a
+/// full disk leaves the previous checkpoint intact and no temporary; false
+/// with `error` (the path and the OS's reason) when it could not. Tensors
+/// are written as host tensors (the optimiser's state visits the host for
+/// it, whatever device it is on), each with a digest of its values that
+/// loadCheckpoint verifies.
+bool saveCheckpoint(const std::string &path, const rt::Model &model, torch::optim::AdamW *optimizer,
+                    const CheckpointMeta &meta, std::string &error);
 
 /// Reads only the metadata (config, graph, step).
 bool readCheckpointMeta(const std::string &path, CheckpointMeta &meta, std::string &error);
 
 /// Restores weights (and the optimiser, when given) into `model`; checks
-/// names and shapes, and that no weight is NaN or infinite.
+/// names and shapes, each weight's digest (where the checkpoint has them)
+/// and that no weight is NaN or infinite.
 bool loadCheckpoint(const std::string &path, rt::Model &model, torch::optim::AdamW *optimizer,
                     CheckpointMeta &meta, std::string &error);
 

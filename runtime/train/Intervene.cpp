@@ -2,6 +2,7 @@
 #include "runtime/train/Intervene.h"
 #include "abi/StateLayout.h"
 #include "dsl/Rewrite.h"
+#include "support/AtomicWrite.h"
 #include "support/Suggest.h"
 #include "support/Format.h"
 #include "runtime/core/Model.h"
@@ -341,8 +342,8 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
 
   fs::path folder = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "interventions" / opts.scriptName
                                      : fs::path(opts.outDir);
-  std::error_code ec;
-  fs::create_directories(folder, ec);
+  if (std::string error; !support::makeFolder(folder.string(), error))
+    return support::Status::failed(error);
   std::ostringstream csv;
   csv << "cell,label";
   std::vector<std::string> coordNames;

@@ -142,6 +142,11 @@ uint64_t weightsDigest(const rt::Model &m) {
   }
   return h;
 }
+/// The end of a message about a failed step: which checkpoint survives.
+std::string keptCheckpoint(int64_t lastCheckpoint) {
+  return lastCheckpoint >= 0 ? "; the last checkpoint (step " + std::to_string(lastCheckpoint) + ") is kept"
+                             : "; no checkpoint was written yet";
+}
 } // namespace
 
 bool bindTaskToModel(TrainConfig &c, std::string &error) {
@@ -185,7 +190,6 @@ std::string changedRunSettings(const CheckpointMeta &meta, const std::string &no
   return "--resume: the config differs from the one " + ckptPath + " was trained with in: " + list +
          "; resume with the original settings, or start a new run in another folder";
 }
-
 } // namespace
 
 support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts,
@@ -322,7 +326,10 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
   while (step < total && !stoppedEarly) {
     if (support::stopRequested() || (opts.stopAfter > 0 && step == opts.stopAfter)) {
       progress.finish();
-      saveCheckpoint(ckptPath, *model, &optimizer, {step, false, c.text, graphJson, settings});
+      std::string error;
+      if (!saveCheckpoint(ckptPath, *model, &optimizer, {step, false, c.text, graphJson, settings}, error))
+        return Status::failed("interrupted at step " + std::to_string(step) + ", but " + error +
+                              keptCheckpoint(lastCheckpoint));
       return Status::interrupted("interrupted: checkpoint saved at step " + std::to_string(step) +
                                  "; continue with --resume");
     }
@@ -338,9 +345,8 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
     if (!std::isfinite(l)) {
       progress.finish();
       std::ostringstream msg;
-      msg << "the loss became " << l << " at step " << step << " (learning rate " << lr << " too high?); "
-          << (lastCheckpoint >= 0 ? "the last checkpoint (step " + std::to_string(lastCheckpoint) + ") is kept"
-                                  : std::string("no checkpoint was written yet"));
+      msg << "the loss became " << l << " at step " << step << " (learning rate " << lr << " too high?)"
+          << keptCheckpoint(lastCheckpoint);
       return Status::failed(msg.str());
     }
     double a = (r.logits.argmax(-1) == r.target).to(at::kDouble).mean().item<double>();
@@ -357,9 +363,12 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
       // zoology's early stopping: the eval accuracy, checked at each eval.
       stoppedEarly = c.earlyStopAcc > 0 && e.accuracy >= c.earlyStopAcc;
     }
-    if (stoppedEarly || step % c.checkpointEvery == 0 || step == total)
-      {
-      saveCheckpoint(ckptPath, *model, &optimizer, {step, stoppedEarly, c.text, graphJson, settings});
+    if (stoppedEarly || step % c.checkpointEvery == 0 || step == total) {
+      std::string error;
+      if (!saveCheckpoint(ckptPath, *model, &optimizer, {step, stoppedEarly, c.text, graphJson, settings}, error)) {
+        progress.finish();
+        return Status::failed(error + keptCheckpoint(lastCheckpoint));
+      }
       lastCheckpoint = step;
     }
   }
