@@ -162,12 +162,12 @@ bool loadCheckpoint(const std::string &path, rt::Model &model, torch::optim::Ada
                 ", the model expects " + c10::str(t.sizes());
         return false;
       }
-      if (auto d = digests.find(name); d != digests.end() && d->second != tensorDigest(saved)) {
-        error = "checkpoint tensor '" + name + "' does not hold the values that were saved (the file is damaged)";
-        return false;
-      }
       if (!at::isfinite(saved).all().item<bool>()) {
         error = "checkpoint tensor '" + name + "' contains NaN or infinite values";
+        return false;
+      }
+      if (auto d = digests.find(name); d != digests.end() && d->second != tensorDigest(saved)) {
+        error = "checkpoint tensor '" + name + "' does not hold the values that were saved (the file is damaged)";
         return false;
       }
       const_cast<at::Tensor &>(t).copy_(saved);

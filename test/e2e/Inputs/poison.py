@@ -1,5 +1,6 @@
-"""Writes a copy of a mixc checkpoint with one weight tensor set to NaN, or
-truncated: poison.py IN OUT (nan|truncate)."""
+"""Writes a copy of a mixc checkpoint with one weight tensor set to NaN, one
+of its floats changed in its last bit (a damaged record that still reads as
+finite numbers), or truncated: poison.py IN OUT (nan|flip|truncate)."""
 import struct
 import sys
 import zipfile
@@ -13,5 +14,8 @@ with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) 
     for info in zin.infolist():
         payload = zin.read(info.filename)
         if info.filename.endswith("/data/0"):  # the first weight (the embedding)
-            payload = struct.pack("<f", float("nan")) * (len(payload) // 4)
+            if how == "nan":
+                payload = struct.pack("<f", float("nan")) * (len(payload) // 4)
+            else:
+                payload = bytes([payload[0] ^ 1]) + payload[1:]
         zout.writestr(info, payload)
