@@ -3,6 +3,7 @@
 #include "support/Format.h"
 #include "experiments/Csv.h"
 #include "experiments/Slurm.h"
+#include "support/AtomicWrite.h"
 #include "support/FileLock.h"
 #include "support/Process.h"
 
@@ -22,6 +23,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -517,10 +519,17 @@ pid_t spawnRunner(const std::vector<std::vector<std::string>> &commands, const f
     argvs.push_back(a);
   }
   std::string logPath = log.string();
+  const pid_t sweep = getpid();
   pid_t pid = fork();
   if (pid != 0)
     return pid;
   setpgid(0, 0);
+  // A sweep killed outright (SIGKILL) takes its runner with it, and the
+  // runner's run gets SIGTERM (it checkpoints and stops): nothing trains on
+  // as an orphan.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != sweep)
+    _exit(128 + SIGKILL);
   std::signal(SIGINT, ignoreButKeepDefaultOnExec);
   std::signal(SIGTERM, ignoreButKeepDefaultOnExec);
   int fd = open(logPath.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -529,9 +538,15 @@ pid_t spawnRunner(const std::vector<std::vector<std::string>> &commands, const f
     dup2(fd, 2);
     close(fd);
   }
+  // The sweep's folder lock (and any other descriptor) stays with the sweep.
+  close_range(3, ~0u, 0);
+  const pid_t runner = getpid();
   for (auto &argv : argvs) {
     pid_t child = fork();
     if (child == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (getppid() != runner)
+        _exit(128 + SIGTERM);
       execv(argv[0], argv.data());
       _exit(127);
     }
@@ -809,6 +824,8 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
   std::unique_ptr<support::FolderLock> lock;
   if (o.cell.empty() && !(lock = support::FolderLock::acquire(s.out.string(), lockError)))
     return Status::failed(lockError);
+  if (lock) // the tables' temporaries of a sweep killed mid-write
+    support::removeStaleTemporaries(s.out.string());
   writeFileAtomically((s.out / "sweep-meta.toml").string(), metaText.str());
   if (o.retryFailed || !o.cell.empty())
     if (Status st = dropFailedAttempts(s.out, cells, todo, status); !st.isOk())

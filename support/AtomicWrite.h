@@ -19,6 +19,14 @@ namespace mixc::support {
 /// temporary is removed). A `path` that is a directory is an error.
 bool writeFileAtomically(const std::string &path, const std::string &text, std::string &error);
 
+/// Removes the temporaries that writers killed mid-write left in `dir`
+/// (`NAME.tmp<pid>` and `NAME.tmp<pid>.<ext>`, as writeFileAtomically and the
+/// kernel cache name them): those of this user whose process is gone and
+/// that are at least `minAgeSeconds` old (a folder several machines share,
+/// such as a kernel cache in a network home, has writers whose pids this
+/// machine cannot see). Returns how many it removed.
+int removeStaleTemporaries(const std::string &dir, double minAgeSeconds = 0);
+
 /// Creates the folder `dir` and its parents; false with `error` (the path
 /// and the OS's reason: read-only, a file in the way, no space) otherwise.
 bool makeFolder(const std::string &dir, std::string &error);

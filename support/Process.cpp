@@ -1,21 +1,22 @@
 //===- Process.cpp - run external programs without a shell ----------------===//
 #include "support/Process.h"
 
+#include "support/Stop.h"
+
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <sstream>
-
-extern char **environ;
 
 namespace mixc::support {
 namespace {
@@ -27,27 +28,58 @@ std::vector<char *> cArgv(const std::vector<std::string> &argv) {
   return a;
 }
 
+/// Waits for `pid`; a stop request (SIGINT/SIGTERM under StopOnSignals)
+/// passes SIGTERM on to it, so a stopped mixc never waits out a long
+/// compile. Returns the exit status, 128 + signal, or -1.
 int waitFor(pid_t pid) {
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR)
+  bool passedOn = false;
+  for (;;) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid)
+      break;
+    if (r < 0 && errno != EINTR)
       return -1;
+    if (stopRequested() && !passedOn) {
+      ::kill(-pid, SIGTERM); // its process group: a compiler driver and the compiler it started
+      passedOn = true;
+    }
+    ::usleep(10000);
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/// posix_spawn with the file actions set up by `actions`.
-int spawn(const std::vector<std::string> &argv, bool searchPath, posix_spawn_file_actions_t *actions,
-          pid_t &pid, std::string &error) {
+/// Starts `argv` in a process group of its own, with stdout on `outFd` and
+/// stderr on `errFd`, every other descriptor closed (a folder lock held by
+/// mixc is not held by its children) and a death signal: if mixc dies, even by SIGKILL, the child
+/// gets SIGKILL too instead of running on as an orphan. A program that
+/// cannot be run exits 127.
+int spawn(const std::vector<std::string> &argv, bool searchPath, int outFd, int errFd, pid_t &pid,
+          std::string &error) {
   if (argv.empty() || argv[0].empty()) {
     error = "no program to run";
     return -1;
   }
-  std::vector<char *> a = cArgv(argv);
-  int rc = searchPath ? posix_spawnp(&pid, a[0], actions, nullptr, a.data(), environ)
-                      : posix_spawn(&pid, a[0], actions, nullptr, a.data(), environ);
-  if (rc != 0) {
-    error = "cannot run " + argv[0] + ": " + std::strerror(rc);
+  std::vector<char *> a = cArgv(argv); // built before fork: the child only calls what exec allows
+  const pid_t parent = ::getpid();
+  pid = ::fork();
+  if (pid < 0) {
+    error = "cannot run " + argv[0] + ": " + std::strerror(errno);
     return -1;
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0); // a group of its own, which waitFor stops as a whole
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) // the parent died before prctl
+      ::_exit(127);
+    if (::dup2(outFd, 1) < 0 || ::dup2(errFd, 2) < 0)
+      ::_exit(127);
+    ::close_range(3, ~0u, 0);
+    if (searchPath)
+      ::execvp(a[0], a.data());
+    else
+      ::execv(a[0], a.data());
+    ::_exit(127);
   }
   return 0;
 }
@@ -55,22 +87,23 @@ int spawn(const std::vector<std::string> &argv, bool searchPath, posix_spawn_fil
 
 int runToFile(const std::vector<std::string> &argv, const std::string &logFile,
               std::string &error) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, logFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  int log = ::open(logFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log < 0) {
+    error = "cannot write " + logFile + ": " + std::strerror(errno);
+    return -1;
+  }
   pid_t pid = 0;
-  int rc = spawn(argv, argv[0].find('/') == std::string::npos, &actions, pid, error);
-  posix_spawn_file_actions_destroy(&actions);
+  int rc = spawn(argv, argv[0].find('/') == std::string::npos, log, log, pid, error);
+  ::close(log);
   if (rc != 0)
     return -1;
   int status = waitFor(pid);
   if (status < 0)
     error = "lost track of " + argv[0] + ": " + std::strerror(errno);
-  // posix_spawnp reports a missing program as exit 127 on glibc.
   if (status == 127)
     error = "cannot run " + argv[0] + " (not found, or not executable)";
+  if (stopRequested())
+    error = "interrupted while " + argv[0] + " ran";
   return status;
 }
 
@@ -83,16 +116,9 @@ int runCapture(const std::vector<std::string> &argv, std::string &out, std::stri
     close(outPipe[1]);
     return -1;
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2);
-  posix_spawn_file_actions_addclose(&actions, outPipe[0]);
-  posix_spawn_file_actions_addclose(&actions, errPipe[0]);
   pid_t pid = 0;
   std::string error;
-  int rc = spawn(argv, false, &actions, pid, error);
-  posix_spawn_file_actions_destroy(&actions);
+  int rc = spawn(argv, false, outPipe[1], errPipe[1], pid, error);
   close(outPipe[1]);
   close(errPipe[1]);
   if (rc != 0) {

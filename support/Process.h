@@ -16,7 +16,9 @@ namespace mixc::support {
 /// Runs argv[0] (searched on PATH when it has no '/') with `argv`, its
 /// stdout and stderr both written to `logFile` (truncated). Returns the exit
 /// status, 128 + signal when killed, or -1 when it could not be started
-/// (then `error` says why).
+/// (then `error` says why). The child holds none of mixc's descriptors and
+/// dies with mixc; a stop request (support/Stop.h) is passed on to it as
+/// SIGTERM (then `error` says it was interrupted).
 int runToFile(const std::vector<std::string> &argv, const std::string &logFile,
               std::string &error);
 

@@ -1,8 +1,10 @@
 //===- KernelBuild.cpp - compile, cache and dlopen generated kernels --------===//
 #include "runtime/kernels/KernelBuild.h"
 #include "abi/Graph.h"
+#include "support/AtomicWrite.h"
 #include "support/Digest.h"
 #include "support/Process.h"
+#include "support/Stop.h"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -155,6 +157,9 @@ std::shared_ptr<Library> buildLibrary(const std::string &source, std::string &er
   fs::path lib = dir / (hash + ".so");
   if (error = privateFolder(dir.string()); !error.empty())
     return nullptr;
+  // Sources and libraries of builds killed mid-way; an hour old at least,
+  // as a cache in a network home is shared by machines whose pids differ.
+  support::removeStaleTemporaries(dir.string(), 3600);
   // A cache entry is used only if it loads, passes the ABI check, was built
   // from this very source and holds kernels for `target`: an empty,
   // truncated or foreign file at a cache name is rebuilt instead of
@@ -183,6 +188,12 @@ std::shared_ptr<Library> buildLibrary(const std::string &source, std::string &er
   int rc = support::runToFile(full, log.string(), spawnError);
   std::string output = readFile(log);
   fs::remove(log, ec);
+  if (support::stopRequested()) { // the compiler got SIGTERM: nothing of this build is kept
+    fs::remove(src, ec);
+    fs::remove(tmp, ec);
+    error = "interrupted while compiling the generated " + std::string(targetName(target)) + " kernels";
+    return nullptr;
+  }
   if (rc != 0) {
     error = std::string("compiling the generated ") + targetName(target) +
             " kernels failed (" + command + "); the source is kept at " +

@@ -195,6 +195,7 @@ support::Status align(const std::string &checkpoint, const graph::Graph &g, cons
                                         : fs::path(opts.outDir);
   if (std::string error; !support::makeFolder(folder.string(), error))
     return support::Status::failed(error);
+  support::removeStaleTemporaries(folder.string());
   std::ostringstream csv;
   csv << "cell,label,k,iia,iia_channels,iia_patch,train_loss,orthogonality\n";
   for (int64_t c = 0; c < C; ++c) {

@@ -152,6 +152,7 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
                                         : fs::path(opts.outDir);
   if (std::string error; !support::makeFolder(folder.string(), error))
     return support::Status::failed(error);
+  support::removeStaleTemporaries(folder.string());
   std::vector<CellResult> exact;
   if (check > 0) { // the exact Attrib of the top `check` estimates and `check` random other cells
     std::vector<int64_t> order(C), picked;

@@ -344,6 +344,7 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
                                      : fs::path(opts.outDir);
   if (std::string error; !support::makeFolder(folder.string(), error))
     return support::Status::failed(error);
+  support::removeStaleTemporaries(folder.string());
   std::ostringstream csv;
   csv << "cell,label";
   std::vector<std::string> coordNames;

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/train/Trainer.h"
+#include "support/AtomicWrite.h"
 #include "support/OutputGuard.h"
 #include "runtime/core/Model.h"
 #include "runtime/train/Batches.h"
@@ -232,6 +233,7 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
   std::unique_ptr<support::FolderLock> lock = support::FolderLock::acquire(c.outDir, lockError);
   if (!lock)
     return Status::failed(lockError);
+  support::removeStaleTemporaries(c.outDir); // of a run killed mid-write; nobody else writes here now
 
   // Setup that ends early leaves no trace: a folder this run made holds
   // only its lock file until the data is ready.

@@ -40,6 +40,7 @@
 #include "support/Digest.h"
 #include "support/Process.h"
 #include "support/TextFile.h"
+#include "support/Stop.h"
 #include "support/Suggest.h"
 #include "tools/mixc/Help.h"
 
@@ -606,9 +607,14 @@ std::shared_ptr<const mixc::kernels::Library> kernelLibrary(const Options &o, co
   auto start = std::chrono::steady_clock::now();
   std::string error;
   const bool cuda = o.device != "cpu";
-  std::shared_ptr<const mixc::kernels::Library> library = mixc::kernels::buildLibrary(
-      cuda ? result.cudaKernels : result.cpuKernels, error,
-      cuda ? mixc::kernels::Target::Cuda : mixc::kernels::Target::Cpu);
+  std::shared_ptr<const mixc::kernels::Library> library;
+  {
+    mixc::support::StopOnSignals signals; // a stop reaches the compiler (support/Process.h)
+    library = mixc::kernels::buildLibrary(cuda ? result.cudaKernels : result.cpuKernels, error,
+                                          cuda ? mixc::kernels::Target::Cuda : mixc::kernels::Target::Cpu);
+  }
+  if (mixc::support::stopRequested()) // the command stops here, whatever the back end
+    std::exit(report(mixc::support::Status::interrupted(error + "; nothing was written")));
   if (!library) {
     if (o.backend == "auto")
       std::cerr << "note: --backend=auto: the generated kernels did not build, so the LibTorch "
