@@ -17,16 +17,23 @@
 #include <sstream>
 #include <string>
 
-/// `g` with the .rw `script` applied (`path` places relative add(FILE) paths).
-inline mixc::graph::Graph rewrite(const mixc::graph::Graph &g, const std::string &script,
-                                  const std::string &path = "test.rw") {
+/// `g` compiled with the .rw `script` applied: the rewritten graph and its
+/// kernels (`path` places relative add(FILE) paths).
+inline mix::CompileResult rewriteResult(const mixc::graph::Graph &g, const std::string &script,
+                                        const std::string &path = "test.rw") {
   mixc::dsl::SourceManager sm;
   mixc::dsl::RwScript s;
   std::ostringstream err;
   EXPECT_TRUE(mixc::dsl::parseRewrite(script, path, sm, s, err)) << err.str();
   mix::CompileResult result;
   EXPECT_TRUE(mix::rewriteGraph(g, s, sm, result, err)) << err.str();
-  return result.graph;
+  return result;
+}
+
+/// `g` with the .rw `script` applied.
+inline mixc::graph::Graph rewrite(const mixc::graph::Graph &g, const std::string &script,
+                                  const std::string &path = "test.rw") {
+  return rewriteResult(g, script, path).graph;
 }
 
 /// A model of `g`; with `library`, its regions run the generated kernels.
