@@ -162,6 +162,17 @@ std::string initText(const Value &init, int64_t fanIn) {
   return s + ")";
 }
 
+/// The element count of s[from:], checked: a shape whose count would not
+/// fit (or exceeds what a parameter may hold) is an error at `loc`.
+int64_t checkedElements(const Shape &s, size_t from, SourceLoc loc) {
+  int64_t p = 1;
+  for (size_t i = from; i < s.size(); ++i)
+    if (__builtin_mul_overflow(p, s[i].size, &p) || p > support::kMaxTensorElements)
+      fail(loc, "the shape " + shapeStr(s) + " has more than " +
+                    std::to_string(support::kMaxTensorElements) + " elements");
+  return p;
+}
+
 // ---------------------------------------------------------------- helpers
 
 namespace {
@@ -170,16 +181,6 @@ using Attrs = std::vector<std::pair<std::string, Attr>>;
 TensorType f32(Shape s) { return TensorType{std::move(s), "f32"}; }
 Dim lit(int64_t n) { return Dim{n, ""}; }
 
-/// The element count of s[from:], checked: a shape whose count would not
-/// fit (or exceeds what a parameter may hold) is an error at `loc`.
-int64_t product(const Shape &s, size_t from, SourceLoc loc) {
-  int64_t p = 1;
-  for (size_t i = from; i < s.size(); ++i)
-    if (__builtin_mul_overflow(p, s[i].size, &p) || p > support::kMaxTensorElements)
-      fail(loc, "the shape " + shapeStr(s) + " has more than " +
-                    std::to_string(support::kMaxTensorElements) + " elements");
-  return p;
-}
 
 void requireRank(const CallArgs &a, const std::string &arg, const Value &v, size_t rank) {
   if (v.shape().size() != rank)
@@ -202,7 +203,7 @@ void requireDim(const CallArgs &a, const std::string &arg, const Dim &got,
 /// A parameter tensor owned by node `owner` (`owner.weight`).
 Value ownParam(NodeSink &sink, const std::string &owner, const std::string &suffix,
                Shape shape, const std::string &init, SourceLoc loc, bool trainable = true) {
-  product(shape, 0, loc); // refuses a shape too large to hold
+  checkedElements(shape, 0, loc); // refuses a shape too large to hold
   std::vector<int64_t> dims;
   for (const Dim &d : shape)
     dims.push_back(d.size);
@@ -249,14 +250,14 @@ Value bParam(NodeSink &sink, CallArgs &a, const CallSite &site) {
     shape.push_back(lit(d.i));
   }
   Value init = a.init("init", makeInit("zeros"));
-  product(shape, 0, site.loc); // refuses a shape too large to hold
+  checkedElements(shape, 0, site.loc); // refuses a shape too large to hold
   std::string name = sink.nodeName(site, "param");
   std::vector<int64_t> dims;
   for (const Dim &d : shape)
     dims.push_back(d.size);
   Ref r = sink.emit("param", name, {},
                     {{"shape", Attr::list(dims)},
-                     {"init", Attr::str(initText(init, product(shape, 1, site.loc)))},
+                     {"init", Attr::str(initText(init, checkedElements(shape, 1, site.loc)))},
                      {"trainable", Attr::boolean(a.boolean("trainable", true))}},
                     {f32(shape)}, site.loc);
   return Value::tensor(r, f32(shape));
@@ -441,7 +442,7 @@ Value bReshape(NodeSink &sink, CallArgs &a, const CallSite &site) {
   std::vector<int64_t> trailing;
   for (size_t i = keep; i < out.size(); ++i)
     trailing.push_back(out[i].size);
-  int64_t from = product(x.shape(), keep, site.loc), to = product(out, keep, site.loc);
+  int64_t from = checkedElements(x.shape(), keep, site.loc), to = checkedElements(out, keep, site.loc);
   if (from != to)
     a.error("shape", "cannot reshape " + shapeStr(x.shape()) + " into " + shapeStr(out) +
                          " (" + std::to_string(from) + " vs " + std::to_string(to) + " elements)");

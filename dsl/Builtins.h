@@ -83,6 +83,11 @@ std::string initText(const Value &init, int64_t fanIn);
 
 Value makeInit(std::string rule, std::vector<double> args = {});
 
+/// The element count of s[from:], checked: a count that would not fit, or
+/// that exceeds what one tensor may hold (support/Limits.h), is an error at
+/// `loc`.
+int64_t checkedElements(const Shape &s, size_t from, SourceLoc loc);
+
 /// Trailing-dimension (NumPy) broadcasting of two shapes, as the elementwise
 /// ops do; a located error when they do not broadcast.
 Shape broadcastShapes(const Shape &a, const Shape &b, SourceLoc loc);

@@ -583,6 +583,7 @@ private:
           fail(startLoc(*d), "a state's dimensions are positive integers, got " + describe(v));
         t.shape.push_back(Dim{v.i, ""});
       }
+      checkedElements(t.shape, 1, st.loc); // one row's state: the kernels index it with 32-bit-safe sizes
       if (inner.env.front().count(st.name) || st.name == inner.stepVar)
         fail(st.loc, "'" + st.name + "' is declared twice in this scan");
       inner.env.front()[st.name] = Value::tensor(Ref{-1, 0, static_cast<int>(inner.fn.args.size())}, t);

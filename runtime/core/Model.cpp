@@ -1,6 +1,7 @@
 //===- Model.cpp - the graph interpreter ------------------------------------===//
 #include "runtime/core/Model.h"
 #include "abi/StateLayout.h"
+#include "support/Memory.h"
 #include "runtime/core/Init.h"
 #include "runtime/core/Interventions.h"
 #include "runtime/core/NodeAttrs.h"
@@ -190,6 +191,15 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
             "): the kernels of another model, or a graph changed after compiling; compile the model again";
     return nullptr;
   }
+  double weights = 0; // validate() bounded each; their sum is checked against the machine here
+  for (const graph::Param &p : g.params) {
+    double n = 4;
+    for (int64_t d : p.shape)
+      n *= static_cast<double>(d);
+    weights += n;
+  }
+  if (error = support::tooLargeForMemory(weights, "the model's weights need"); !error.empty())
+    return nullptr;
   std::unique_ptr<Model> m(new Model(std::move(g)));
   std::unordered_map<std::string, int> ids;
   ids[m->graph_.inputs[0].name] = m->numValues_++;

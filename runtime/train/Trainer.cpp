@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/train/Trainer.h"
 #include "support/AtomicWrite.h"
+#include "support/Memory.h"
 #include "support/OutputGuard.h"
 #include "runtime/core/Model.h"
 #include "runtime/train/Batches.h"
@@ -143,6 +144,30 @@ uint64_t weightsDigest(const rt::Model &m) {
   }
   return h;
 }
+
+/// Why training `g` on `c`'s task would not fit in this machine's memory,
+/// or "": 16 bytes per trainable parameter (weights, gradients and AdamW's
+/// two moments), 4 per other, and the task's token rows (4 bytes a token,
+/// rows as wide as the longest document allows). Activations come on top.
+std::string trainingTooLarge(const TrainConfig &c, const graph::Graph &g) {
+  double state = 0;
+  for (const graph::Param &p : g.params) {
+    double n = 1;
+    for (int64_t d : p.shape)
+      n *= static_cast<double>(d);
+    state += n * (p.trainable ? 16 : 4);
+  }
+  const double width = c.task.isATR() ? static_cast<double>(c.task.atr.maxStringLen + 8)
+                                      : static_cast<double>(c.task.ar.seqLen());
+  const double documents = static_cast<double>(c.task.trainSize() + c.task.testSize());
+  const double data = documents * (width + 7) * 4; // the tokens and 7 per-document fields
+  std::string why = support::tooLargeForMemory(state + data, "training " + g.model + " needs at least");
+  if (!why.empty())
+    why += " (" + support::formatBytes(state) + " for the parameters and their optimiser state, " +
+           support::formatBytes(data) + " for the task's documents; activations come on top)";
+  return why;
+}
+
 /// The end of a message about a failed step: which checkpoint survives.
 std::string keptCheckpoint(int64_t lastCheckpoint) {
   return lastCheckpoint >= 0 ? "; the last checkpoint (step " + std::to_string(lastCheckpoint) + ") is kept"
@@ -213,6 +238,8 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
   at::Device device(at::kCPU);
   if (!rt::resolveDevice(opts.device, device, error))
     return Status::failed(error);
+  if (std::string why = trainingTooLarge(c, g); !why.empty())
+    return Status::failed(why);
   std::unique_ptr<rt::Model> model = buildModel(g, opts.kernels, io.log, error);
   if (!model)
     return Status::failed(error);

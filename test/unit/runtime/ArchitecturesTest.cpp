@@ -105,3 +105,24 @@ TEST_P(Architecture, TinyInstanceLearns) {
 
 INSTANTIATE_TEST_SUITE_P(Stdlib, Architecture, ::testing::ValuesIn(kArchitectures),
                          [](const auto &info) { return std::string(info.param); });
+
+// A model whose weights do not fit in the machine (each tensor within the
+// per-tensor limit, 2 TiB in all) is refused with both figures before any
+// weight is allocated, instead of growing until the OOM killer ends it.
+TEST(ModelSize, LargerThanTheMachineIsRefusedBeforeAllocating) {
+  mix::CompileResult result =
+      compileStdlib("attention", {{"d", "16384"}, {"vocab", "20"}, {"n_layers", "160"}});
+  double weights = 0;
+  for (const auto &p : result.graph.params) {
+    double n = 4;
+    for (int64_t d : p.shape)
+      n *= static_cast<double>(d);
+    weights += n;
+  }
+  ASSERT_GT(weights, 1.5 * (1ull << 40)) << "the model is meant to be larger than any test machine";
+  std::string error;
+  auto model = Model::create(result.graph, error);
+  EXPECT_FALSE(model);
+  EXPECT_NE(error.find("the model's weights need"), std::string::npos) << error;
+  EXPECT_NE(error.find("and this machine has"), std::string::npos) << error;
+}
