@@ -90,9 +90,14 @@ bool readBundle(const std::string &dir, Bundle &b, std::string &error) {
   std::string marker;
   if (!readFile(d / kMarker, marker, error))
     return false;
-  if (marker != "mixc bundle " + std::to_string(kBundleVersion) + "\n") {
-    error = dir + " is a bundle of another version ('" + marker.substr(0, marker.find('\n')) + "', this mixc reads " +
-            "'mixc bundle " + std::to_string(kBundleVersion) + "'): compile it again";
+  const std::string expected = "mixc bundle " + std::to_string(kBundleVersion);
+  std::string line = marker.substr(0, marker.find('\n'));
+  if (!line.empty() && line.back() == '\r') // written on (or copied through) Windows: the same marker
+    line.pop_back();
+  if (line != expected || marker.size() > line.size() + 2) {
+    std::string shown = line.size() > 40 ? line.substr(0, 40) + "..." : line;
+    error = dir + " is not a bundle this mixc reads (its " + kMarker + " says '" + shown + "', this mixc reads '" +
+            expected + "'): compile it again";
     return false;
   }
   return readCompiled(d, b.graph, b.cpuKernels, b.cudaKernels, error);

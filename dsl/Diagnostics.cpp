@@ -1,5 +1,8 @@
 //===- Diagnostics.cpp - located errors and notes of the front end ----------===//
 #include "dsl/Diagnostics.h"
+#include "support/Format.h"
+
+#include <algorithm>
 
 namespace mixc::dsl {
 
@@ -26,17 +29,31 @@ std::string SourceManager::lineText(int file, int line) const {
 
 void printError(std::ostream &os, const SourceManager &sm, const DslError &e) {
   if (e.loc.file < 0 || e.loc.file >= sm.size()) {
-    os << "error: " << e.what() << "\n";
+    os << "error: " << support::clipLongLines(e.what()) << "\n";
     return;
   }
   os << sm.path(e.loc.file) << ":" << e.loc.line << ":" << e.loc.col
-     << ": error: " << e.what() << "\n";
+     << ": error: " << support::clipLongLines(e.what()) << "\n";
   std::string line = sm.lineText(e.loc.file, e.loc.line);
+  // A long line (generated, or one with no newlines at all) is shown as a
+  // window around the column, not echoed whole.
+  constexpr int kBefore = 60, kAfter = 100;
+  int col = std::max(e.loc.col, 1);
+  std::string prefix;
+  if (col > kBefore + 1) {
+    const size_t from = static_cast<size_t>(col - 1 - kBefore);
+    line = line.substr(std::min(from, line.size()));
+    col -= static_cast<int>(from);
+    prefix = "...";
+  }
+  const bool cut = line.size() > static_cast<size_t>(col + kAfter);
+  if (cut)
+    line = line.substr(0, static_cast<size_t>(col + kAfter));
   // Keep the caret aligned: tabs stay tabs, everything else becomes a space.
-  std::string caret;
-  for (int i = 0; i + 1 < e.loc.col && i < static_cast<int>(line.size()); ++i)
+  std::string caret(prefix.size(), ' ');
+  for (int i = 0; i + 1 < col && i < static_cast<int>(line.size()); ++i)
     caret += line[i] == '\t' ? '\t' : ' ';
-  os << line << "\n" << caret << "^\n";
+  os << prefix << line << (cut ? "..." : "") << "\n" << caret << "^\n";
 }
 
 } // namespace mixc::dsl

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -55,6 +56,10 @@ bool matchesPattern(const std::string &p, const std::string &n) {
 }
 
 namespace {
+/// Whether `v` is a finite float: the values a script adds are added to
+/// float activations, where 1e39 is infinite.
+bool fitsFloat(double v) { return std::fabs(v) <= static_cast<double>(std::numeric_limits<float>::max()); }
+
 constexpr int64_t kMaxOffset = 1000000;
 // A learned subspace wider than this is no longer a subspace of any model
 // mixc trains (d ≤ 4096 in the paper's grids).
@@ -216,6 +221,8 @@ RwAction parseAction(Line &l, const std::map<std::string, std::string> &vars) {
     // strtod reads "nan" and "inf": both would write NaN Attrib rows.
     if (s.empty() || *end || !std::isfinite(a.sigma) || a.sigma < 0)
       fail(at, "noise(σ) needs a finite non-negative number, got '" + s + "'");
+    if (!fitsFloat(a.sigma)) // the activations are floats: the noise would be inf, the Attrib NaN
+      fail(at, "noise(σ): " + s + " is larger than a float holds (3.4e38)");
     l.expect(')', "to close noise(");
   } else if (a.kind == "add") {
     l.expect('(', "after add (write add(vector.txt))");
@@ -236,6 +243,8 @@ RwAction parseAction(Line &l, const std::map<std::string, std::string> &vars) {
       double v = std::strtod(tok.c_str(), &end);
       if (*end || !std::isfinite(v))
         fail(ploc, "\"" + p.string() + "\" holds '" + tok + "', which is not a finite number");
+      if (!fitsFloat(v))
+        fail(ploc, "\"" + p.string() + "\" holds " + tok + ", which is larger than a float holds (3.4e38)");
       a.vector.push_back(v);
     }
     if (a.vector.empty())

@@ -19,4 +19,21 @@ std::string format(const char *fmt, ...) {
   return out;
 }
 
+std::string clipLongLines(const std::string &text, size_t width) {
+  std::string out;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\n', pos);
+    const size_t length = (end == std::string::npos ? text.size() : end) - pos;
+    if (length > width)
+      out += text.substr(pos, width) + "... (" + std::to_string(length - width) + " more bytes)";
+    else
+      out += text.substr(pos, length);
+    if (end == std::string::npos)
+      break;
+    out += '\n';
+    pos = end + 1;
+  }
+  return out;
+}
+
 } // namespace mixc::support

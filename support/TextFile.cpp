@@ -49,6 +49,9 @@ bool readTextFile(const std::string &path, std::string &contents, std::string &e
     return false;
   }
   contents = ss.str();
+  // Editors on Windows start files with a UTF-8 byte-order mark: not text.
+  if (contents.compare(0, 3, "\xEF\xBB\xBF") == 0)
+    contents.erase(0, 3);
   if (contents.size() > maxBytes) {
     error = quoted + " is larger than " + std::to_string(maxBytes >> 20) + " MiB";
     return false;

@@ -241,6 +241,10 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
   if (opts.size < 1)
     return support::Status::failed("intervene: size must be a positive number of test documents, got " +
                                    std::to_string(opts.size));
+  if (spec.cells.empty() && opts.save.empty()) // e.g. a script of `remove` lines only: an empty table is no answer
+    return support::Status::failed("intervene: the script has no cell to measure (no patch, zero, mean, noise, add "
+                                   "or das line); a script of `remove` lines only changes the model: train that "
+                                   "model with `mixc train --rewrite SCRIPT`");
   if (std::string why = unsavedInsideKernels(g, opts); !why.empty())
     return support::Status::failed(why);
   for (const graph::Node &n : g.nodes)

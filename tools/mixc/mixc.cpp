@@ -343,7 +343,13 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
         problem = "--config expects key=value, got '" + kv + "'";
         return false;
       }
-      o.config.push_back({kv.substr(0, eq), kv.substr(eq + 1)});
+      const std::string key = kv.substr(0, eq);
+      for (const auto &earlier : o.config)
+        if (earlier.key == key) { // which would win differs between commands: neither does
+          problem = "--config " + key + " is given twice (" + earlier.value + " and " + kv.substr(eq + 1) + ")";
+          return false;
+        }
+      o.config.push_back({key, kv.substr(eq + 1)});
     } else if (is("--model")) {
       o.model = value("--model");
     } else if (is("--emit")) {

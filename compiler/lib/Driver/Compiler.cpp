@@ -7,6 +7,7 @@
 #include "mix/MixDialect.h"
 #include "mix/Passes.h"
 #include "abi/Graph.h"
+#include "support/Format.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -110,7 +111,7 @@ bool mix::rewriteGraph(const mixc::graph::Graph &graph, const mixc::dsl::RwScrip
       runBackEnds(fn, result);
   }
   diags.stream.flush();
-  err << diags.text;
+  err << mixc::support::clipLongLines(diags.text);
   return ok;
 }
 
@@ -156,6 +157,6 @@ bool mix::compileProgram(const mixc::dsl::Program &program,
     }
   }
   diagStream.flush();
-  err << diags.text;
+  err << mixc::support::clipLongLines(diags.text);
   return ok;
 }

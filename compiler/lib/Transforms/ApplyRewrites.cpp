@@ -89,8 +89,8 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
           return signalPassFailure();
         }
         if (!actionsOf(op).remove) {
-          op->emitError() << "cannot remove '" << nameOf(op) << "' (" << op->getName()
-                          << "): it has no input of its own result type to stand in for it";
+          emitError(locOf(a)) << "cannot remove '" << nameOf(op) << "' (" << op->getName()
+                              << "): it has no input of its own result type to stand in for it";
           return signalPassFailure();
         }
         op->getResult(0).replaceAllUsesWith(op->getOperand(0));
