@@ -95,11 +95,18 @@ Table readCsv(const std::string &path) {
   if (t.columns.size() == 1 && t.columns[0].empty()) // an empty table's file: no columns
     t.columns.clear();
   std::vector<std::string> f;
-  while (readRecord(in, f)) {
+  // A damaged table (a cut row, a stray quote, bytes from elsewhere) is an
+  // error naming the row: read as rows it would count as failed cells.
+  for (int64_t record = 2; readRecord(in, f); ++record) {
     if (f.size() == 1 && f[0].empty())
       continue;
+    if (f.size() != t.columns.size())
+      throw std::runtime_error(path + ": record " + std::to_string(record) + " has " + std::to_string(f.size()) +
+                               " fields where the header has " + std::to_string(t.columns.size()) +
+                               " (the table is damaged: restore it from a copy, or delete it to rebuild it "
+                               "from the cells' folders)");
     std::map<std::string, std::string> row;
-    for (size_t i = 0; i < f.size() && i < t.columns.size(); ++i)
+    for (size_t i = 0; i < f.size(); ++i)
       row[t.columns[i]] = f[i];
     t.rows.push_back(row);
   }

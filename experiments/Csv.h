@@ -20,7 +20,9 @@ struct Table {
 /// the folder): readers never see half a table.
 void writeFileAtomically(const std::string &path, const std::string &text);
 
-/// Reads `path`; a missing file is an empty table.
+/// Reads `path`; a missing file is an empty table. Throws std::runtime_error
+/// (naming the file and the record) when a row's field count is not the
+/// header's: a damaged table.
 Table readCsv(const std::string &path);
 std::string csvField(const std::string &s);
 
