@@ -131,6 +131,16 @@ struct Line {
   }
 };
 
+/// `s` without the blanks (and a CR) at either end.
+std::string trimmed(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.pop_back();
+  size_t first = 0;
+  while (first < s.size() && std::isspace(static_cast<unsigned char>(s[first])))
+    ++first;
+  return s.substr(first);
+}
+
 std::string substitute(const std::string &s, const std::map<std::string, std::string> &vars,
                        SourceLoc loc) {
   std::string out;
@@ -371,6 +381,8 @@ void parseLine(Line &l, RwScript &s) {
       }
       l.pos = actionStart;
       cell.actions.push_back(parseAction(l, env));
+      cell.statement = trimmed(substitute(l.text.substr(actionStart), env, at));
+      cell.at = at;
       s.cells.push_back(cell);
       size_t k = vars.size();
       while (k > 0 && ++idx[k - 1] == vars[k - 1].values.size())
@@ -384,12 +396,33 @@ void parseLine(Line &l, RwScript &s) {
     l.pos = at.col - 1;
     RwCell cell;
     cell.actions.push_back(parseAction(l, {}));
-    cell.label = l.text.substr(at.col - 1);
+    cell.statement = cell.label = trimmed(l.text.substr(at.col - 1));
+    cell.at = at;
     s.cells.push_back(cell);
     return;
   }
   if (!l.atEnd())
     fail(l.loc(), "unexpected text after '" + head + "'");
+}
+/// Gives every cell a label of its own: sweep cells whose variables another
+/// cell shares (two sweeps over `layer`, one of them on a subspace) add
+/// their statement, and a statement written twice adds its line.
+void labelUniquely(std::vector<RwCell> &cells) {
+  auto shared = [&cells] {
+    std::map<std::string, std::vector<size_t>> byLabel;
+    for (size_t i = 0; i < cells.size(); ++i)
+      byLabel[cells[i].label].push_back(i);
+    std::vector<size_t> out;
+    for (const auto &[label, indices] : byLabel)
+      if (indices.size() > 1)
+        out.insert(out.end(), indices.begin(), indices.end());
+    return out;
+  };
+  for (size_t i : shared())
+    if (cells[i].label != cells[i].statement)
+      cells[i].label += ": " + cells[i].statement;
+  for (size_t i : shared())
+    cells[i].label += " (line " + std::to_string(cells[i].at.line) + ")";
 }
 } // namespace
 
@@ -410,6 +443,7 @@ bool parseRewrite(const std::string &text, const std::string &path, SourceManage
     }
     if (script.cells.empty() && script.removes.empty())
       fail({file, 1, 1}, "the script has no intervention (patch, zero, mean, noise, sweep or remove)");
+    labelUniquely(script.cells);
     return true;
   } catch (const DslError &e) {
     printError(err, sm, e);

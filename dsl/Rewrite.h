@@ -57,7 +57,14 @@ struct RwAction {
 };
 
 struct RwCell {
-  std::string label; // "layer=1 position=value", or the statement's text
+  /// "layer=1 position=value" (a sweep's cell), or the statement's text; a
+  /// sweep cell whose variables another cell shares is labelled with its
+  /// statement too ("layer=1: patch layers[1].block_input[0:16] at key"),
+  /// and a statement written twice its line ("... (line 3)"), so every label
+  /// names one cell.
+  std::string label;
+  std::string statement; // the action as written, sweep variables filled in
+  SourceLoc at;          // the line it comes from
   std::vector<std::pair<std::string, std::string>> coords;
   std::vector<RwAction> actions;
 };
