@@ -573,8 +573,9 @@ std::string errorLine(const fs::path &log) {
 /// Changes the sweep's tables as one writer (module comment in Sweep.h):
 /// reads both under OUT/.tables.lock, lets `change` edit them, writes both.
 support::Status updateTables(const fs::path &out, const std::function<void(Table &, Table &)> &change) {
-  fs::create_directories(out);
   std::string error;
+  if (!support::makeFolder(out.string(), error))
+    return support::Status::failed(error);
   auto lock = support::WaitLock::acquire((out / ".tables.lock").string(), error);
   if (!lock)
     return support::Status::failed(error);
@@ -794,7 +795,8 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
     }
     if (Status st = slurmAvailable(); !st.isOk()) // before anything is written
       return st;
-    fs::create_directories(out / "slurm");
+    if (std::string error; !support::makeFolder((out / "slurm").string(), error))
+      return Status::failed(error);
     writeFileAtomically((out / "sweep-meta.toml").string(), metaText.str());
     if (Status st = dropFailedAttempts(out, cells, submit, status); !st.isOk())
       return st;
@@ -816,7 +818,8 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
     return Status::ok();
   }
 
-  fs::create_directories(s.out); // not before: --dry-run creates nothing
+  if (std::string error; !support::makeFolder(s.out.string(), error)) // not before: --dry-run creates nothing
+    return Status::failed(error);
   // One sweep per folder: two would run the same cells. A --cell task (many
   // at once, on several machines) instead relies on its run folder's lock
   // (held by its `mixc train`) and the tables' lock.

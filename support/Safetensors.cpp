@@ -1,5 +1,6 @@
 //===- Safetensors.cpp - the safetensors file format, read and written -----===//
 #include "support/Safetensors.h"
+#include "support/TextFile.h"
 #include "support/AtomicWrite.h"
 
 #include <nlohmann/json.hpp>
@@ -67,12 +68,11 @@ bool writeSafetensors(const std::string &path, const std::vector<StoredTensor> &
 
 bool readSafetensors(const std::string &path, std::vector<StoredTensor> &tensors,
                      std::map<std::string, std::string> &metadata, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot open " + path;
+  // Missing, a directory, a FIFO, unreadable: said with the path (an
+  // ifstream on a directory threw from inside the read).
+  std::string file;
+  if (!readWholeFile(path, file, error, size_t(1) << 36))
     return false;
-  }
-  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return parseSafetensors(file, path, tensors, metadata, error);
 }
 

@@ -10,8 +10,7 @@
 namespace mixc::support {
 namespace fs = std::filesystem;
 
-bool readTextFile(const std::string &path, std::string &contents, std::string &error,
-                  size_t maxBytes) {
+bool readWholeFile(const std::string &path, std::string &contents, std::string &error, size_t maxBytes) {
   const std::string quoted = "\"" + path + "\"";
   std::error_code ec;
   fs::file_status st = fs::status(path, ec);
@@ -49,13 +48,19 @@ bool readTextFile(const std::string &path, std::string &contents, std::string &e
     return false;
   }
   contents = ss.str();
-  // Editors on Windows start files with a UTF-8 byte-order mark: not text.
-  if (contents.compare(0, 3, "\xEF\xBB\xBF") == 0)
-    contents.erase(0, 3);
   if (contents.size() > maxBytes) {
     error = quoted + " is larger than " + std::to_string(maxBytes >> 20) + " MiB";
     return false;
   }
+  return true;
+}
+
+bool readTextFile(const std::string &path, std::string &contents, std::string &error, size_t maxBytes) {
+  if (!readWholeFile(path, contents, error, maxBytes))
+    return false;
+  // Editors on Windows start files with a UTF-8 byte-order mark: not text.
+  if (contents.compare(0, 3, "\xEF\xBB\xBF") == 0)
+    contents.erase(0, 3);
   return true;
 }
 
