@@ -29,6 +29,7 @@ build rewrite "${DSL_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
 build graph "${GRAPH_SOURCES[@]}"
 LIBS=-ltomlplusplus build config "${CONFIG_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
 build safetensors "${SUPPORT_SOURCES[@]}"
+build bundle "${BUNDLE_SOURCES[@]}" "${GRAPH_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
 status=0
 # Inputs that once crashed a target, replayed first.
 for f in test/fuzz/regressions/*; do
@@ -45,8 +46,9 @@ declare -A SEEDS=(
   [graph]=""
   [config]="examples/ar examples/paper/base test/e2e/Inputs"
   [safetensors]=""
+  [bundle]=""
 )
-for name in dsl rewrite graph config safetensors; do
+for name in dsl rewrite graph config safetensors bundle; do
   scratch=$(mktemp -d)
   seeds=()
   [ ! -d "test/fuzz/corpus/$name" ] || seeds+=("$PWD/test/fuzz/corpus/$name")

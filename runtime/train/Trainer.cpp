@@ -461,14 +461,45 @@ support::Status timeSteps(const TrainConfig &c, const graph::Graph &g, const Run
   return support::Status::ok();
 }
 
-support::Status evaluate(const std::string &where, int64_t evalSize, std::ostream &out, const std::string &device) {
+namespace {
+/// The checkpoint's config with `settings` applied to what an evaluation
+/// may change; false with `error` for any other key, or a task whose
+/// vocabulary the model does not have.
+bool evaluationConfig(const Restored &r, const std::vector<std::string> &settings, TrainConfig &c,
+                      std::string &error) {
+  c = r.config;
+  if (settings.empty())
+    return true;
+  for (const std::string &kv : settings) {
+    const std::string key = kv.substr(0, kv.find('='));
+    if (key.rfind("task.", 0) != 0 && key != "train.eval_size" && key != "train.eval_batch") {
+      error = "eval --set " + key + ": an evaluation changes only task.* keys and train.eval_size / "
+              "train.eval_batch (the model and its training are the checkpoint's)";
+      return false;
+    }
+  }
+  if (!parseConfig(r.meta.configText, r.path + ":config", ".", ".", c, error, settings))
+    return false;
+  if (c.task.vocabSize() > r.config.task.vocabSize()) {
+    error = "eval --set: the task's vocabulary (" + std::to_string(c.task.vocabSize()) +
+            " tokens) is larger than the one the model was trained on (" +
+            std::to_string(r.config.task.vocabSize()) + ")";
+    return false;
+  }
+  return true;
+}
+} // namespace
+
+support::Status evaluate(const std::string &where, int64_t evalSize, std::ostream &out, const std::string &device,
+                         const std::vector<std::string> &settings) {
   Restored r;
   std::string error;
   at::Device on(at::kCPU);
-  if (!rt::resolveDevice(device, on, error) || !restore(where, nullptr, r, error))
+  TrainConfig c;
+  if (!rt::resolveDevice(device, on, error) || !restore(where, nullptr, r, error) ||
+      !evaluationConfig(r, settings, c, error))
     return support::Status::failed(error);
   r.model->to(on); // loaded on the host, evaluated where asked
-  const TrainConfig &c = r.config;
   tasks::TaskData data;
   if (support::Status loaded = tasks::loadTask(c.task, c.cacheDir, data); !loaded.isOk())
     return loaded;

@@ -54,9 +54,12 @@ support::Status timeSteps(const TrainConfig &config, const graph::Graph &graph, 
                           int64_t steps, StepTiming &out, std::ostream &log);
 
 /// Accuracy of a checkpoint (or run folder) on the first `evalSize` test
-/// documents (0: as configured), written to `out`.
+/// documents (0: as configured), written to `out`. `settings` ("KEY=VALUE",
+/// as train's --set) change the evaluation's task (task.*, e.g. longer
+/// documents) or train.eval_size / eval_batch; the model and its training
+/// are the checkpoint's, so any other key is refused.
 support::Status evaluate(const std::string &checkpointOrRun, int64_t evalSize, std::ostream &out,
-                         const std::string &device = "cpu");
+                         const std::string &device = "cpu", const std::vector<std::string> &settings = {});
 
 } // namespace mixc::train
 

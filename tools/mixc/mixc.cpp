@@ -117,7 +117,9 @@ options:
   --train-docs N     align: training documents the pairs come from (default 4096)
   --set KEY=VALUE    train: set any config key over the file's (repeatable), e.g.
                      --set train.lr=3e-3 --set task.num_kv=64; checked as if
-                     written in the file (model parameters: also --config)
+                     written in the file (model parameters: also --config);
+                     eval: task.* and train.eval_size/eval_batch only, e.g.
+                     --set task.num_pairs=8 (longer documents than trained on)
   --out DIR          train: override [output] dir
   --max-steps N      train: override [train] max_steps (a quick look at a config)
   --init-from FILE   train: start from the weights in FILE (mixc export's
@@ -278,7 +280,7 @@ const std::map<std::string, std::set<std::string>> &optionsOf() {
       {"sweep", {"--scale", "--out", "--jobs", "--backend", "--dry-run", "--retry-failed", "--engine", "--cell",
                  "--status", "--slurm", "--device", "--jobs-per-gpu"}},
       {"report", {"-o", "--title"}},
-      {"eval", {"--size", "--device"}},
+      {"eval", {"--size", "--device", "--set"}},
       {"export", {"-o", "--format"}},
   };
   return table;
@@ -1040,7 +1042,7 @@ int cmdReport(const Options &o) {
 int cmdEval(const Options &o) {
   if (o.files.size() != 1)
     return usage("eval takes one run folder or checkpoint");
-  return report(mixc::train::evaluate(o.files[0], o.size, std::cout, o.device));
+  return report(mixc::train::evaluate(o.files[0], o.size, std::cout, o.device, o.sets));
 }
 
 int cmdExport(const Options &o) {
