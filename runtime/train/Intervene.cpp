@@ -110,11 +110,9 @@ void writePerExample(const std::string &path, const std::string &readout, const 
   writeFileAtomically(path, csv.str());
 }
 
-/// A layers × positions grid when the cells come from a two-variable sweep.
-} // namespace
-
-void writeHeatmap(const std::string &path, const InterveneSpec &spec,
-                  const std::vector<CellResult> &res, const std::string &title, const std::string &scale) {
+/// One heatmap of cells that all have exactly two sweep coordinates.
+void writeOneHeatmap(const std::string &path, const InterveneSpec &spec, const std::vector<CellResult> &res,
+                     const std::string &title, const std::string &scale) {
   std::vector<std::string> rows, cols;
   for (const Cell &c : spec.cells) {
     if (c.coords.size() != 2)
@@ -176,6 +174,60 @@ void writeHeatmap(const std::string &path, const InterveneSpec &spec,
   s << "<text x='" << sx << "' y='" << y0 - 8 << "' font-size='11'>" << scale << "</text>\n";
   s << "</svg>\n";
   writeFileAtomically(path, s.str());
+}
+
+/// A file-name-safe form of "layer=0 head=3".
+std::string fileSafe(const std::string &text) {
+  std::string out;
+  for (char c : text)
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '=' || c == '.' || c == '-' ? c : '_';
+  return out;
+}
+} // namespace
+
+std::vector<std::string> writeHeatmap(const std::string &path, const InterveneSpec &spec,
+                                      const std::vector<CellResult> &res, const std::string &title,
+                                      const std::string &scale) {
+  if (spec.cells.empty())
+    return {};
+  const size_t axes = spec.cells[0].coords.size();
+  for (const Cell &c : spec.cells) // one sweep: the same variables in every cell
+    if (c.coords.size() != axes || axes < 2)
+      return {};
+    else
+      for (size_t a = 0; a < axes; ++a)
+        if (c.coords[a].first != spec.cells[0].coords[a].first)
+          return {};
+  if (axes == 2) {
+    writeOneHeatmap(path, spec, res, title, scale);
+    return {path};
+  }
+  // More variables: a grid of the first two for each value of the others.
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<InterveneSpec, std::vector<CellResult>>> groups;
+  for (size_t k = 0; k < spec.cells.size(); ++k) {
+    std::string key;
+    for (size_t a = 2; a < axes; ++a)
+      key += (a > 2 ? " " : "") + spec.cells[k].coords[a].first + "=" + spec.cells[k].coords[a].second;
+    auto [it, fresh] = groups.try_emplace(key);
+    if (fresh) {
+      order.push_back(key);
+      it->second.first = spec;
+      it->second.first.cells.clear();
+    }
+    Cell cell = spec.cells[k];
+    cell.coords.resize(2);
+    it->second.first.cells.push_back(cell);
+    it->second.second.push_back(res[k]);
+  }
+  std::vector<std::string> written;
+  const std::filesystem::path p(path);
+  for (const std::string &key : order) {
+    const std::string file = (p.parent_path() / (p.stem().string() + "-" + fileSafe(key) + ".svg")).string();
+    writeOneHeatmap(file, groups[key].first, groups[key].second, title + " (" + key + ")", scale);
+    written.push_back(file);
+  }
+  return written;
 }
 
 bool resolveSaveNames(const std::vector<std::string> &patterns, const graph::Graph &g, std::set<std::string> &out,
@@ -378,7 +430,10 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
     writePerExample((folder / "per-example.csv").string(), spec.readout, docClean, docCorrupt, docPatched);
   std::string title = g.model + ": Attrib (readout " + spec.readout + "), " + (spec.swap ? "swap" : "restore") +
                       ", corrupt " + spec.corrupt;
-  writeHeatmap((folder / "heatmap.svg").string(), spec, results, title);
+  const std::vector<std::string> heatmaps = writeHeatmap((folder / "heatmap.svg").string(), spec, results, title);
+  if (heatmaps.size() > 1)
+    out << "heatmaps: " << heatmaps.size() << ", one per value of the variables after the first two ("
+        << fs::path(heatmaps[0]).filename().string() << ", ...)\n";
 
   if (saver) {
     std::vector<std::string> cellLabels;

@@ -99,10 +99,15 @@ struct DocumentChunk {
 DocumentChunk documentChunk(const tasks::Dataset &d, const std::vector<int32_t> &corrupted, int64_t i, int64_t j,
                             bool swap);
 
-/// A heatmap of the cells' Attrib (two sweep coordinates: rows, columns) as SVG.
+/// Heatmaps of the cells' Attrib as SVG: with two sweep coordinates one, at
+/// `path` (rows: the first, columns: the second); with more, one per value
+/// of the others, at `<path stem>-<var=value...>.svg`, titled with them.
 /// `scale` names the shaded quantity (0 white to 1 blue) on the colour bar.
-void writeHeatmap(const std::string &path, const InterveneSpec &spec, const std::vector<CellResult> &res,
-                  const std::string &title, const std::string &scale = "Attrib");
+/// Returns the files written: none when the cells are not all one sweep of
+/// two or more variables.
+std::vector<std::string> writeHeatmap(const std::string &path, const InterveneSpec &spec,
+                                      const std::vector<CellResult> &res, const std::string &title,
+                                      const std::string &scale = "Attrib");
 
 /// The graph stored in a checkpoint (or run folder), as JSON.
 bool checkpointGraph(const std::string &checkpointOrRun, std::string &graphJson,
