@@ -150,6 +150,10 @@ std::map<std::string, std::vector<int64_t>> valueShapes(const Graph &g);
 /// Number of trainable scalars (frozen buffers excluded).
 int64_t parameterCount(const Graph &g);
 
+/// Floats in the parameters, as a double (a size estimate never wraps):
+/// the trainable ones only, or (`trainableOnly` false) every one.
+double parameterFloats(const Graph &g, bool trainableOnly);
+
 /// Checks that every input of every node is defined earlier and names are
 /// unique; returns "" when the graph is well formed.
 std::string validate(const Graph &g);

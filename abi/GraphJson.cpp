@@ -366,6 +366,19 @@ int64_t parameterCount(const Graph &g) {
   return total;
 }
 
+double parameterFloats(const Graph &g, bool trainableOnly) {
+  double total = 0;
+  for (const Param &p : g.params) {
+    if (trainableOnly && !p.trainable)
+      continue;
+    double n = 1;
+    for (int64_t d : p.shape)
+      n *= static_cast<double>(d);
+    total += n;
+  }
+  return total;
+}
+
 std::string graphDigest(const Graph &g) {
   // Of the JSON with its objects' keys sorted: a graph read back from JSON
   // (a checkpoint's) lists its config in another order than the compiler.

@@ -171,6 +171,22 @@ std::vector<at::Tensor> runPrimitive(const graph::Node &node, const std::vector<
   return it->second.fn(inputs, node);
 }
 
+namespace {
+/// Why `kernels` must not run beside `g` (generated for another graph:
+/// another model or width, or a graph.json edited since), or "".
+std::string kernelsForAnotherGraph(const graph::Graph &g, const kernels::Library *kernels) {
+  if (!kernels)
+    return "";
+  const std::string digest = graph::graphDigest(g);
+  if (kernels->graphDigest() == digest)
+    return "";
+  return "the kernel library " + kernels->path() + " was generated for the graph " +
+         (kernels->graphDigest().empty() ? "(it does not say which)" : kernels->graphDigest()) +
+         ", not for this one (" + digest +
+         "): the kernels of another model, or a graph changed after compiling; compile the model again";
+}
+} // namespace
+
 std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
                                      std::shared_ptr<const kernels::Library> kernels) {
   error = graph::validate(g);
@@ -184,21 +200,10 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
     error = "the model has no output";
     return nullptr;
   }
-  if (kernels && kernels->graphDigest() != graph::graphDigest(g)) {
-    error = "the kernel library " + kernels->path() + " was generated for the graph " +
-            (kernels->graphDigest().empty() ? "(it does not say which)" : kernels->graphDigest()) +
-            ", not for this one (" + graph::graphDigest(g) +
-            "): the kernels of another model, or a graph changed after compiling; compile the model again";
+  if (error = kernelsForAnotherGraph(g, kernels.get()); !error.empty())
     return nullptr;
-  }
-  double weights = 0; // validate() bounded each; their sum is checked against the machine here
-  for (const graph::Param &p : g.params) {
-    double n = 4;
-    for (int64_t d : p.shape)
-      n *= static_cast<double>(d);
-    weights += n;
-  }
-  if (error = support::tooLargeForMemory(weights, "the model's weights need"); !error.empty())
+  if (error = support::tooLargeForMemory(4 * graph::parameterFloats(g, false), "the model's weights need");
+      !error.empty())
     return nullptr;
   std::unique_ptr<Model> m(new Model(std::move(g)));
   std::unordered_map<std::string, int> ids;

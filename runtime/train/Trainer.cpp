@@ -150,13 +150,8 @@ uint64_t weightsDigest(const rt::Model &m) {
 /// two moments), 4 per other, and the task's token rows (4 bytes a token,
 /// rows as wide as the longest document allows). Activations come on top.
 std::string trainingTooLarge(const TrainConfig &c, const graph::Graph &g) {
-  double state = 0;
-  for (const graph::Param &p : g.params) {
-    double n = 1;
-    for (int64_t d : p.shape)
-      n *= static_cast<double>(d);
-    state += n * (p.trainable ? 16 : 4);
-  }
+  const double trainable = graph::parameterFloats(g, true), all = graph::parameterFloats(g, false);
+  const double state = 16 * trainable + 4 * (all - trainable);
   const double width = c.task.isATR() ? static_cast<double>(c.task.atr.maxStringLen + 8)
                                       : static_cast<double>(c.task.ar.seqLen());
   const double documents = static_cast<double>(c.task.trainSize() + c.task.testSize());
