@@ -122,11 +122,19 @@ void saveCache(const std::string &file, const char magic[8], const TaskData &dat
   std::error_code ec;
   fs::create_directories(fs::path(file).parent_path(), ec);
   std::string tmp = file + ".tmp" + std::to_string(::getpid());
+  bool written = false;
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out.write(magic, 8);
     writeSet(out, data.train);
     writeSet(out, data.test);
+    written = static_cast<bool>(out.flush());
+  }
+  // The cache only saves time: a write that failed (a full disk) leaves no
+  // file, never a truncated one under the cache's name.
+  if (!written) {
+    fs::remove(tmp, ec);
+    return;
   }
   fs::rename(tmp, file, ec);
 }

@@ -25,6 +25,11 @@ echo "export exit $?"
 echo "intervene exit ${PIPESTATUS[0]}"
 "$mixc" train "$config" --quiet --out "$disk/run2" 2>&1
 echo "second train exit $?"
+# The task cache on the full disk: the run (elsewhere) trains, and no cache
+# file is left, truncated or not.
+"$mixc" train "$config" --quiet --out "$work/cache-run" --set task.cache_dir="$disk/cache" > /dev/null 2>&1
+echo "cache train exit $?"
+echo "cache files: $(find "$disk/cache" -type f 2>/dev/null | wc -l)"
 leftovers all
 "$mixc" eval "$disk/run" 2>&1
 echo "eval again exit $?"
