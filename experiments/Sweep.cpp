@@ -147,6 +147,29 @@ void readGrid(const fs::path &file, const toml::table &t, Spec &s) {
   }
 }
 
+/// --set KEY=VALUE: KEY set to VALUE in every cell, as a scalar in [grid]
+/// would be (a bare word is a string); refused for a key the grid sweeps.
+void applySweepSetting(const std::string &setting, Spec &s) {
+  const size_t eq = setting.find('=');
+  const std::string path = setting.substr(0, eq), name = "--set " + setting;
+  if (eq == std::string::npos || eq == 0)
+    throw SweepError{name + ": error: --set takes section.key=value (e.g. train.max_steps=100)"};
+  for (const Axis &a : s.axes)
+    if (a.path == path)
+      throw SweepError{name + ": error: the sweep's grid varies " + path + "; --set fixes keys it does not vary"};
+  toml::table line;
+  for (const std::string &value : {setting.substr(eq + 1), "'" + setting.substr(eq + 1) + "'"}) {
+    try {
+      line = toml::parse("\"" + path + "\" = " + value, std::string_view(name));
+      break;
+    } catch (const toml::parse_error &e) {
+      if (value.front() == '\'') // not a value, not a bare word either
+        throw SweepError{name + ": error: cannot read the value: " + std::string(e.description())};
+    }
+  }
+  readGrid(name, line, s);
+}
+
 const toml::table &tableAt(const fs::path &file, const toml::table &root, const char *key) {
   static const toml::table empty;
   const toml::node *n = root.get(key);
@@ -268,6 +291,8 @@ Spec readSpec(const SweepOptions &o) {
     }
     readGrid(s.file, *preset->as_table(), s);
   }
+  for (const std::string &setting : o.sets)
+    applySweepSetting(setting, s);
   const toml::table &iv = tableAt(s.file, root, "interventions");
   onlyKeys(s.file, iv, "interventions", {"scripts", "size"});
   if (const toml::array *a = iv["scripts"].as_array())
@@ -683,6 +708,12 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
   for (const Axis &a : s.axes)
     axes.push_back(a.path);
   meta.insert("axes", axes);
+  if (!o.sets.empty()) { // --set: fixed in every cell (each cell.toml has the values)
+    toml::array settings;
+    for (const std::string &setting : o.sets)
+      settings.push_back(setting);
+    meta.insert("settings", settings);
+  }
   std::ostringstream metaText;
   metaText << meta << "\n";
 

@@ -50,6 +50,7 @@ struct SweepOptions {
   std::string cell;        // run this one cell only (what a SLURM array task does)
   bool status = false;     // print each cell's state (finished, running, queued, failed, to run)
   std::vector<std::pair<std::string, std::string>> slurm; // --slurm key=value, over the file's [slurm]
+  std::vector<std::string> sets; // --set KEY=VALUE: fixed in every cell, over the file's [grid] and preset
   std::string self;        // the mixc executable the cells run
   std::string projectRoot; // where stdlib/ lives
 };

@@ -119,7 +119,9 @@ options:
                      --set train.lr=3e-3 --set task.num_kv=64; checked as if
                      written in the file (model parameters: also --config);
                      eval: task.* and train.eval_size/eval_batch only, e.g.
-                     --set task.num_pairs=8 (longer documents than trained on)
+                     --set task.num_pairs=8 (longer documents than trained on);
+                     sweep: fixed in every cell, e.g. --set train.max_steps=100
+                     (not a key the grid varies)
   --out DIR          train: override [output] dir
   --max-steps N      train: override [train] max_steps (a quick look at a config)
   --init-from FILE   train: start from the weights in FILE (mixc export's
@@ -278,7 +280,7 @@ const std::map<std::string, std::set<std::string>> &optionsOf() {
       {"attribute", {"--out", "--size", "--check", "--check-top", "--backend"}},
       {"align", {"--out", "--size", "--backend", "--steps", "--lr", "--batch", "--train-docs", "--quiet"}},
       {"sweep", {"--scale", "--out", "--jobs", "--backend", "--dry-run", "--retry-failed", "--engine", "--cell",
-                 "--status", "--slurm", "--device", "--jobs-per-gpu"}},
+                 "--status", "--slurm", "--device", "--jobs-per-gpu", "--set"}},
       {"report", {"-o", "--title"}},
       {"eval", {"--size", "--device", "--set"}},
       {"export", {"-o", "--format"}},
@@ -1010,6 +1012,7 @@ int cmdSweep(const Options &o) {
   s.cell = o.cell;
   s.status = o.status;
   s.slurm = o.slurm;
+  s.sets = o.sets;
   if (o.device != "cpu") {
     std::string error;
     if (o.engine == "slurm") // the compute nodes have the GPUs, not this one
