@@ -624,7 +624,8 @@ std::shared_ptr<const mixc::kernels::Library> kernelLibrary(const Options &o, co
                                           cuda ? mixc::kernels::Target::Cuda : mixc::kernels::Target::Cpu);
   }
   if (mixc::support::stopRequested()) // the command stops here, whatever the back end
-    std::exit(report(mixc::support::Status::interrupted(error + "; nothing was written")));
+    std::exit(report(mixc::support::Status::interrupted(
+        (error.empty() ? std::string("interrupted while the kernels were built") : error) + "; nothing was written")));
   if (!library) {
     if (o.backend == "auto")
       std::cerr << "note: --backend=auto: the generated kernels did not build, so the LibTorch "
