@@ -10,6 +10,7 @@ PACKAGES=(
   clang-16 libclang-rt-16-dev
   python3-dev python3-torch pybind11-dev python3-pytest
   slurm-wlm munge
+  procps  # pgrep: the signal tests look for orphaned processes
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
