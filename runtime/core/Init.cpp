@@ -26,6 +26,9 @@ std::string parseInit(const std::string &text, InitRule &rule) {
       double v = std::strtod(item.c_str(), &end);
       if (item.empty() || *end)
         return "malformed number '" + item + "' in init rule '" + text + "'";
+      // A graph file may be edited: nan or inf would train to a NaN loss that reads like a bad rate.
+      if (!std::isfinite(v) || std::fabs(v) > 3.4e38)
+        return "init rule '" + text + "' has the argument '" + item + "', which is not a finite float";
       rule.args.push_back(v);
     }
   }
