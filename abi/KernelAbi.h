@@ -10,7 +10,7 @@
  *
  * and the library as a whole exports mixk_abi_version(), mixk_target() and
  *
- *   const char *mixk_graph_digest(void);  graphDigest (abi/Bundle.h) of the
+ *   const char *mixk_graph_digest(void);  graphDigest (abi/Graph.h) of the
  *                                          graph its kernels were generated for
  *
  * The runtime runs a library only with the graph of that digest: kernels of

@@ -23,7 +23,6 @@
 #include <memory>
 #include <set>
 #include <sstream>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -552,9 +551,7 @@ pid_t spawnRunner(const std::vector<std::vector<std::string>> &commands, const f
   // A sweep killed outright (SIGKILL) takes its runner with it, and the
   // runner's run gets SIGTERM (it checkpoints and stops): nothing trains on
   // as an orphan.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != sweep)
-    _exit(128 + SIGKILL);
+  support::dieWithParent(sweep, SIGKILL);
   std::signal(SIGINT, ignoreButKeepDefaultOnExec);
   std::signal(SIGTERM, ignoreButKeepDefaultOnExec);
   int fd = open(logPath.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -569,9 +566,7 @@ pid_t spawnRunner(const std::vector<std::vector<std::string>> &commands, const f
   for (auto &argv : argvs) {
     pid_t child = fork();
     if (child == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGTERM);
-      if (getppid() != runner)
-        _exit(128 + SIGTERM);
+      support::dieWithParent(runner, SIGTERM);
       execv(argv[0], argv.data());
       _exit(127);
     }

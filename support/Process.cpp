@@ -51,9 +51,8 @@ int waitFor(pid_t pid) {
 
 /// Starts `argv` in a process group of its own, with stdout on `outFd` and
 /// stderr on `errFd`, every other descriptor closed (a folder lock held by
-/// mixc is not held by its children) and a death signal: if mixc dies, even by SIGKILL, the child
-/// gets SIGKILL too instead of running on as an orphan. A program that
-/// cannot be run exits 127.
+/// mixc is not held by its children), dying with mixc (SIGKILL). A program
+/// that cannot be run exits 127.
 int spawn(const std::vector<std::string> &argv, bool searchPath, int outFd, int errFd, pid_t &pid,
           std::string &error) {
   if (argv.empty() || argv[0].empty()) {
@@ -69,9 +68,7 @@ int spawn(const std::vector<std::string> &argv, bool searchPath, int outFd, int 
   }
   if (pid == 0) {
     ::setpgid(0, 0); // a group of its own, which waitFor stops as a whole
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) // the parent died before prctl
-      ::_exit(127);
+    dieWithParent(parent, SIGKILL);
     if (::dup2(outFd, 1) < 0 || ::dup2(errFd, 2) < 0)
       ::_exit(127);
     ::close_range(3, ~0u, 0);
@@ -84,6 +81,12 @@ int spawn(const std::vector<std::string> &argv, bool searchPath, int outFd, int 
   return 0;
 }
 } // namespace
+
+void dieWithParent(pid_t parent, int signal) {
+  ::prctl(PR_SET_PDEATHSIG, signal);
+  if (::getppid() != parent) // it died before prctl
+    ::_exit(128 + signal);
+}
 
 int runToFile(const std::vector<std::string> &argv, const std::string &logFile,
               std::string &error) {

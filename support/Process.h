@@ -8,6 +8,8 @@
 #ifndef MIXC_SUPPORT_PROCESS_H
 #define MIXC_SUPPORT_PROCESS_H
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -21,6 +23,12 @@ namespace mixc::support {
 /// SIGTERM (then `error` says it was interrupted).
 int runToFile(const std::vector<std::string> &argv, const std::string &logFile,
               std::string &error);
+
+/// In a child just forked from `parent`: it gets `signal` when the parent
+/// dies, even by SIGKILL (PR_SET_PDEATHSIG), so it never runs on as an
+/// orphan; if the parent died already, it exits now (128 + `signal`). Only
+/// calls what a forked child of a threaded process may call.
+void dieWithParent(pid_t parent, int signal);
 
 /// Runs `argv` (argv[0] a path, no PATH search) and returns its exit status
 /// as runToFile; stdout into `out`, stderr into `err`.

@@ -87,8 +87,9 @@ private:
 
 /// Compiles `source` into <cacheDir>/<hash>.so unless a usable library is
 /// there (it loads, has this ABI, was built from `source` and names
-/// `target`; anything else is rebuilt; the cache must be privateFolder) and returns it opened, once; nullptr with `error` (the
-/// compiler's output tail, or the ABI or target problem) otherwise. The
+/// `target`; anything else is rebuilt; the cache must be privateFolder) and
+/// returns it opened, once; nullptr with `error` (the compiler's output
+/// tail, or the ABI or target problem) otherwise. The
 /// library is written under a temporary name and renamed into place, so
 /// concurrent runs (sweeps) never load a half-written file.
 std::shared_ptr<Library> buildLibrary(const std::string &source, std::string &error,

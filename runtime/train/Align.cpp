@@ -6,7 +6,6 @@
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Report.h"
 #include "runtime/train/Rotation.h"
-#include "support/AtomicWrite.h"
 #include "support/Format.h"
 #include "support/Safetensors.h"
 
@@ -191,11 +190,10 @@ support::Status align(const std::string &checkpoint, const graph::Graph &g, cons
       r.orthogonality = std::max(r.orthogonality, rotations.at(n->name).orthogonalityError());
   }
 
-  fs::path folder = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "align" / opts.scriptName
-                                        : fs::path(opts.outDir);
-  if (std::string error; !support::makeFolder(folder.string(), error))
+  std::string folderPath;
+  if (std::string error; !analysisFolder(checkpoint, "align", opts.outDir, opts.scriptName, folderPath, error))
     return support::Status::failed(error);
-  support::removeStaleTemporaries(folder.string());
+  const fs::path folder = folderPath;
   std::ostringstream csv;
   csv << "cell,label,k,iia,iia_channels,iia_patch,train_loss,orthogonality\n";
   for (int64_t c = 0; c < C; ++c) {

@@ -8,7 +8,6 @@
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Readout.h"
 #include "runtime/train/Report.h"
-#include "support/AtomicWrite.h"
 #include "support/Format.h"
 
 #include <torch/torch.h>
@@ -148,11 +147,10 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
     results[c].kept = denom > 0.01;
     results[c].estimate = results[c].kept ? delta[c] / static_cast<double>(n) / denom : 0;
   }
-  fs::path folder = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "attribution" / opts.scriptName
-                                        : fs::path(opts.outDir);
-  if (std::string error; !support::makeFolder(folder.string(), error))
+  std::string folderPath;
+  if (std::string error; !analysisFolder(checkpoint, "attribution", opts.outDir, opts.scriptName, folderPath, error))
     return support::Status::failed(error);
-  support::removeStaleTemporaries(folder.string());
+  const fs::path folder = folderPath;
   std::vector<CellResult> exact;
   if (check > 0) { // the exact Attrib of the top `check` estimates and `check` random other cells
     std::vector<int64_t> order(C), picked;

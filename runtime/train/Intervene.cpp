@@ -2,7 +2,6 @@
 #include "runtime/train/Intervene.h"
 #include "abi/StateLayout.h"
 #include "dsl/Rewrite.h"
-#include "support/AtomicWrite.h"
 #include "support/Suggest.h"
 #include "support/Format.h"
 #include "runtime/core/Model.h"
@@ -396,11 +395,10 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
     r.interval = r.kept ? intervals[c] : Interval{};
   }
 
-  fs::path folder = opts.outDir.empty() ? fs::path(checkpoint).parent_path() / "interventions" / opts.scriptName
-                                     : fs::path(opts.outDir);
-  if (std::string error; !support::makeFolder(folder.string(), error))
+  std::string folderPath;
+  if (std::string error; !analysisFolder(checkpoint, "interventions", opts.outDir, opts.scriptName, folderPath, error))
     return support::Status::failed(error);
-  support::removeStaleTemporaries(folder.string());
+  const fs::path folder = folderPath;
   std::ostringstream csv;
   csv << "cell,label";
   std::vector<std::string> coordNames;

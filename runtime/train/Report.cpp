@@ -63,6 +63,16 @@ void writeFileAtomically(const std::string &path, const std::string &text) {
     throw std::runtime_error(error);
 }
 
+bool analysisFolder(const std::string &checkpoint, const std::string &kind, const std::string &outDir,
+                    const std::string &scriptName, std::string &folder, std::string &error) {
+  namespace fs = std::filesystem;
+  folder = outDir.empty() ? (fs::path(checkpoint).parent_path() / kind / scriptName).string() : outDir;
+  if (!support::makeFolder(folder, error))
+    return false;
+  support::removeStaleTemporaries(folder);
+  return true;
+}
+
 void writeMetricsCsv(const std::string &path, const std::vector<MetricsRow> &rows) {
   std::ostringstream ss;
   ss << "step,epoch,lr,train_loss,train_acc,eval_acc,eval_prob,tokens_per_s,elapsed_s\n";

@@ -45,6 +45,14 @@ void writeCurvesSvg(const std::string &path, const std::string &title,
 /// Writes `text` to `path` atomically (temporary file + rename).
 void writeFileAtomically(const std::string &path, const std::string &text);
 
+/// The folder an analysis command (intervene, attribute, align) writes
+/// into: `outDir`, else `<run>/<kind>/<scriptName>` beside `checkpoint`.
+/// Created, with the temporaries of a writer killed there mid-write
+/// removed; false with `error` (the path and the OS's reason) when it
+/// cannot be created.
+bool analysisFolder(const std::string &checkpoint, const std::string &kind, const std::string &outDir,
+                    const std::string &scriptName, std::string &folder, std::string &error);
+
 } // namespace mixc::train
 
 #endif
