@@ -214,7 +214,7 @@ void parseSubspace(RwAction &a) {
   a.pattern = p.substr(0, open);
   if (a.pattern.empty())
     fail(a.loc, "expected a node name before '[" + inner + "]'");
-  if (a.kind == "remove")
+  if (a.kind == Action::Remove)
     fail(at, "remove takes a whole node, not '[" + inner + "]'");
 }
 
@@ -222,8 +222,12 @@ void parseSubspace(RwAction &a) {
 RwAction parseAction(Line &l, const std::map<std::string, std::string> &vars) {
   RwAction a;
   SourceLoc at = l.loc();
-  a.kind = l.word("(");
-  if (a.kind == "noise") {
+  const std::string word = l.word("(");
+  std::optional<Action> kind = actionNamed(word);
+  if (!kind || *kind == Action::Remove) // `remove NODE` is a statement of its own
+    fail(at, "unknown action '" + word + "'; expected " + kActionList);
+  a.kind = *kind;
+  if (a.kind == Action::Noise) {
     l.expect('(', "after noise (write noise(0.1))");
     std::string s = l.word(")");
     char *end = nullptr;
@@ -234,7 +238,7 @@ RwAction parseAction(Line &l, const std::map<std::string, std::string> &vars) {
     if (!fitsFloat(a.sigma)) // the activations are floats: the noise would be inf, the Attrib NaN
       fail(at, "noise(σ): " + s + " is larger than a float holds (3.4e38)");
     l.expect(')', "to close noise(");
-  } else if (a.kind == "add") {
+  } else if (a.kind == Action::Add) {
     l.expect('(', "after add (write add(vector.txt))");
     SourceLoc ploc = l.loc();
     std::string file = l.word(")");
@@ -259,23 +263,20 @@ RwAction parseAction(Line &l, const std::map<std::string, std::string> &vars) {
     }
     if (a.vector.empty())
       fail(ploc, "\"" + p.string() + "\" holds no numbers");
-  } else if (a.kind == "das") {
+  } else if (a.kind == Action::Das) {
     l.expect('(', "after das (write das(4): the subspace's dimension)");
     SourceLoc kloc = l.loc();
     std::string k = substitute(l.word(")"), vars, kloc);
     if (!parseInteger(k, a.dasK) || a.dasK < 1 || a.dasK > kMaxDasDim)
       fail(kloc, "das(k) needs an integer 1 <= k <= " + std::to_string(kMaxDasDim) + ", got '" + k + "'");
     l.expect(')', "to close das(");
-  } else if (a.kind != "patch" && a.kind != "zero" && a.kind != "mean") {
-    fail(at, "unknown action '" + a.kind +
-                 "'; expected patch, zero, mean, noise(σ), add(FILE), das(k) or remove");
   }
   a.loc = l.loc();
   a.pattern = substitute(l.word(), vars, a.loc);
   if (a.pattern.empty())
-    fail(a.loc, "expected a node name after '" + a.kind + "'");
+    fail(a.loc, "expected a node name after '" + word + "'");
   parseSubspace(a);
-  l.expectWord("at", "after the node name (write: " + a.kind + " NODE at POSITION)");
+  l.expectWord("at", "after the node name (write: " + word + " NODE at POSITION)");
   SourceLoc ploc = l.loc();
   a.position = parsePosition(substitute(l.word(), vars, ploc), ploc);
   if (!l.atEnd())
@@ -317,7 +318,7 @@ void parseLine(Line &l, RwScript &s) {
       fail(vloc, "readout takes p, logit_diff or kl");
   } else if (head == "remove") {
     RwAction a;
-    a.kind = "remove";
+    a.kind = Action::Remove;
     a.loc = l.loc();
     a.pattern = l.word();
     if (a.pattern.empty())

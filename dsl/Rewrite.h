@@ -25,6 +25,7 @@
 #ifndef MIXC_DSL_REWRITE_H
 #define MIXC_DSL_REWRITE_H
 
+#include "abi/Actions.h"
 #include "dsl/Diagnostics.h"
 
 #include <ostream>
@@ -43,7 +44,7 @@ struct RwPosition {
 };
 
 struct RwAction {
-  std::string kind;    // patch zero mean noise add das remove
+  Action kind = Action::Patch;
   std::string pattern; // node name pattern, sweep variables substituted
   RwPosition position;
   double sigma = 0;

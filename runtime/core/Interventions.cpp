@@ -66,7 +66,7 @@ at::Tensor intervene(const at::Tensor &x, const Node &n, const Model::Interventi
     at::Tensor mixed = interchangeSubspace(base.reshape({docs, -1}), source.reshape({docs, -1}), rows.to(x.dtype()));
     return x.index_put({cellRows, pos}, mixed.view(base.sizes()));
   }
-  std::string kind = n.op == "patch" ? "patch" : n.attrs.at("kind").s;
+  const Action kind = nodeAction(n);
   double sigma = attrF(n, "sigma", 0);
   const int64_t lo = attrI(n, "lo", -1), hi = attrI(n, "hi", -1), head = attrI(n, "head", -1);
   // The subspace the node changes, of a tensor whose head dimension (of x
@@ -78,19 +78,24 @@ at::Tensor intervene(const at::Tensor &x, const Node &n, const Model::Interventi
   at::Tensor out = x.clone();
   at::Tensor source = x.slice(0, 0, docs);
   auto value = [&](const at::Tensor &src, const at::Tensor &current) {
-    if (kind == "patch")
+    switch (kind) {
+    case Action::Patch:
       return src;
-    if (kind == "zero")
+    case Action::Zero:
       return at::zeros_like(current);
-    if (kind == "mean")
+    case Action::Mean:
       return src.mean(0, /*keepdim=*/true).expand_as(current);
-    if (kind == "add") { // the vector spans the subspace's values at one position
+    case Action::Noise:
+      return current + sigma * at::randn_like(current);
+    case Action::Add: { // the vector spans the subspace's values at one position
       const std::vector<double> &v = n.attrs.at("vector").floats;
       const int64_t trailing = head >= 0 ? x.dim() - 3 : 1;
       at::Tensor add = at::tensor(v, current.options().dtype(at::kDouble)).to(current.scalar_type());
       return current + add.view(current.sizes().slice(current.dim() - trailing));
     }
-    return current + sigma * at::randn_like(current); // noise
+    default:
+      TORCH_CHECK(false, "'", n.name, "': ", actionName(kind), " is not an ablation");
+    }
   };
   if (n.attrs.at("role").s == "all") {
     at::Tensor target = part(out.slice(0, first, first + docs), 2); // [docs, T, ...]
@@ -116,8 +121,7 @@ std::vector<at::Tensor> runWithStateEdits(const std::vector<const Node *> &edits
   for (const Node *e : edits)
     if (int64_t first = cellRow(*e, iv, rows); first >= 0) {
       active.push_back({e, first});
-      const std::string &kind = e->attrs.at("kind").s;
-      needsSource |= kind == "patch" || kind == "mean";
+      needsSource |= readsSource(nodeAction(*e));
     }
   if (active.empty()) {
     StateAccess plain;
@@ -140,7 +144,7 @@ std::vector<at::Tensor> runWithStateEdits(const std::vector<const Node *> &edits
   at::Tensor docIds = at::arange(docs, at::kLong);
   for (const auto &[e, first] : active) {
     at::Tensor p = interventionPositions(*e, iv, T); // [docs]
-    const std::string &kind = e->attrs.at("kind").s;
+    const Action kind = nodeAction(*e);
     at::Tensor cell = at::arange(first, first + docs, at::kLong);
     pos.index_put_({cell}, p);
     int64_t from = 0, count = stateSize; // the floats this edit acts on
@@ -149,14 +153,14 @@ std::vector<at::Tensor> runWithStateEdits(const std::vector<const Node *> &edits
       range.index_put_({cell, 0}, from);
       range.index_put_({cell, 1}, count);
     }
-    if (kind == "patch") {
+    if (kind == Action::Patch) {
       value.index_put_({cell}, sourceStates.index({docIds, p}));
-    } else if (kind == "mean") {
+    } else if (kind == Action::Mean) {
       value.index_put_({cell}, sourceStates.index({docIds, p}).mean(0, /*keepdim=*/true).expand({docs, stateSize}));
-    } else if (kind == "noise") {
+    } else if (kind == Action::Noise) {
       value.index_put_({cell}, attrF(*e, "sigma", 0) * at::randn({docs, stateSize}, at::kFloat));
       add.index_put_({cell}, 1);
-    } else if (kind == "add") {
+    } else if (kind == Action::Add) {
       const std::vector<double> &v = e->attrs.at("vector").floats;
       TORCH_CHECK(static_cast<int64_t>(v.size()) == count, "state edit '", e->name, "' adds ", v.size(),
                   " numbers to a state of ", count);

@@ -1,5 +1,6 @@
 //===- Model.cpp - the graph interpreter ------------------------------------===//
 #include "runtime/core/Model.h"
+#include "abi/OpRegistry.h"
 #include "abi/StateLayout.h"
 #include "support/Memory.h"
 #include "runtime/core/Init.h"
@@ -23,86 +24,83 @@ using graph::Node;
 
 at::Tensor optional(const Inputs &in, size_t i) { return i < in.size() ? in[i] : at::Tensor(); }
 
-// One entry per mix op: how to run it, and its operand count range.
-struct OpInfo {
-  Outputs (*fn)(const Inputs &, const Node &);
-  size_t minInputs, maxInputs;
-  std::vector<const char *> attrs; // required attributes
-};
+// How to run each mix op; its operands and attributes are its ODS
+// definition's (abi/OpRegistry.h).
+using OpFn = Outputs (*)(const Inputs &, const Node &);
 
 Outputs one(at::Tensor t) { return {std::move(t)}; }
 
-const std::map<std::string, OpInfo> &opTable() {
-  static const std::map<std::string, OpInfo> table = {
-      {"constant", {[](const Inputs &, const Node &n) {
+const std::map<std::string, OpFn> &opTable() {
+  static const std::map<std::string, OpFn> table = [] {
+    std::map<std::string, OpFn> t = {
+      {"constant", [](const Inputs &, const Node &n) {
                       return one(at::scalar_tensor(attrF(n, "value", 0), at::kFloat));
-                    }, 0, 0, {"value"}}},
-      {"time_slice", {[](const Inputs &in, const Node &) {
+                    }},
+      {"time_slice", [](const Inputs &in, const Node &) {
                         int64_t T = in[1].size(1);
                         TORCH_CHECK(T <= in[0].size(0), "sequence length ", T,
                                     " exceeds the table's ", in[0].size(0), " rows");
                         return one(in[0].slice(0, 0, T));
-                      }, 2, 2, {}}},
-      {"embedding", {[](const Inputs &in, const Node &) { return one(at::embedding(in[1], in[0])); }, 2, 2, {}}},
-      {"unembed", {[](const Inputs &in, const Node &) { return one(at::matmul(in[0], in[1].t())); }, 2, 2, {}}},
-      {"linear", {[](const Inputs &in, const Node &) { return one(at::linear(in[0], in[1], optional(in, 2))); }, 2, 3, {}}},
-      {"add", {[](const Inputs &in, const Node &) { return one(in[0] + in[1]); }, 2, 2, {}}},
-      {"sub", {[](const Inputs &in, const Node &) { return one(in[0] - in[1]); }, 2, 2, {}}},
-      {"mul", {[](const Inputs &in, const Node &) { return one(broadcastMul(in[0], in[1])); }, 2, 2, {}}},
-      {"div", {[](const Inputs &in, const Node &) { return one(in[0] / in[1]); }, 2, 2, {}}},
-      {"neg", {[](const Inputs &in, const Node &) { return one(-in[0]); }, 1, 1, {}}},
-      {"abs", {[](const Inputs &in, const Node &) { return one(at::abs(in[0])); }, 1, 1, {}}},
-      {"exp", {[](const Inputs &in, const Node &) { return one(at::exp(in[0])); }, 1, 1, {}}},
-      {"sin", {[](const Inputs &in, const Node &) { return one(at::sin(in[0])); }, 1, 1, {}}},
-      {"silu", {[](const Inputs &in, const Node &) { return one(at::silu(in[0])); }, 1, 1, {}}},
-      {"gelu", {[](const Inputs &in, const Node &) { return one(at::gelu(in[0])); }, 1, 1, {}}},
-      {"relu", {[](const Inputs &in, const Node &) { return one(at::relu(in[0])); }, 1, 1, {}}},
-      {"softplus", {[](const Inputs &in, const Node &) { return one(at::softplus(in[0])); }, 1, 1, {}}},
-      {"sigmoid", {[](const Inputs &in, const Node &) { return one(at::sigmoid(in[0])); }, 1, 1, {}}},
-      {"tap", {[](const Inputs &in, const Node &) { return one(in[0]); }, 1, 1, {}}},
-      {"layernorm", {[](const Inputs &in, const Node &n) {
+                      }},
+      {"embedding", [](const Inputs &in, const Node &) { return one(at::embedding(in[1], in[0])); }},
+      {"unembed", [](const Inputs &in, const Node &) { return one(at::matmul(in[0], in[1].t())); }},
+      {"linear", [](const Inputs &in, const Node &) { return one(at::linear(in[0], in[1], optional(in, 2))); }},
+      {"add", [](const Inputs &in, const Node &) { return one(in[0] + in[1]); }},
+      {"sub", [](const Inputs &in, const Node &) { return one(in[0] - in[1]); }},
+      {"mul", [](const Inputs &in, const Node &) { return one(broadcastMul(in[0], in[1])); }},
+      {"div", [](const Inputs &in, const Node &) { return one(in[0] / in[1]); }},
+      {"neg", [](const Inputs &in, const Node &) { return one(-in[0]); }},
+      {"abs", [](const Inputs &in, const Node &) { return one(at::abs(in[0])); }},
+      {"exp", [](const Inputs &in, const Node &) { return one(at::exp(in[0])); }},
+      {"sin", [](const Inputs &in, const Node &) { return one(at::sin(in[0])); }},
+      {"silu", [](const Inputs &in, const Node &) { return one(at::silu(in[0])); }},
+      {"gelu", [](const Inputs &in, const Node &) { return one(at::gelu(in[0])); }},
+      {"relu", [](const Inputs &in, const Node &) { return one(at::relu(in[0])); }},
+      {"softplus", [](const Inputs &in, const Node &) { return one(at::softplus(in[0])); }},
+      {"sigmoid", [](const Inputs &in, const Node &) { return one(at::sigmoid(in[0])); }},
+      {"tap", [](const Inputs &in, const Node &) { return one(in[0]); }},
+      {"layernorm", [](const Inputs &in, const Node &n) {
                        return one(at::layer_norm(in[0], {in[0].size(-1)}, in[1], in[2], attrF(n, "eps")));
-                     }, 3, 3, {"eps"}}},
-      {"rmsnorm", {[](const Inputs &in, const Node &n) { return one(rmsNorm(in[0], in[1], attrF(n, "eps"))); }, 2, 2, {"eps"}}},
-      {"l2norm", {[](const Inputs &in, const Node &n) { return one(l2Norm(in[0], attrF(n, "eps"))); }, 1, 1, {"eps"}}},
-      {"split", {[](const Inputs &in, const Node &n) {
+                     }},
+      {"rmsnorm", [](const Inputs &in, const Node &n) { return one(rmsNorm(in[0], in[1], attrF(n, "eps"))); }},
+      {"l2norm", [](const Inputs &in, const Node &n) { return one(l2Norm(in[0], attrF(n, "eps"))); }},
+      {"split", [](const Inputs &in, const Node &n) {
                    std::vector<at::Tensor> parts = at::split_with_sizes(in[0], attrInts(n, "sizes"), -1);
                    return Outputs(parts.begin(), parts.end());
-                 }, 1, 1, {"sizes"}}},
-      {"concat", {[](const Inputs &in, const Node &) { return one(at::cat(in, -1)); }, 1, 1000, {}}},
-      {"reshape", {[](const Inputs &in, const Node &n) {
+                 }},
+      {"concat", [](const Inputs &in, const Node &) { return one(at::cat(in, -1)); }},
+      {"reshape", [](const Inputs &in, const Node &n) {
                      std::vector<int64_t> shape(in[0].sizes().begin(), in[0].sizes().begin() + attrI(n, "keep"));
                      for (int64_t d : attrInts(n, "shape"))
                        shape.push_back(d);
                      return one(in[0].reshape(shape));
-                   }, 1, 1, {"keep", "shape"}}},
-      {"permute", {[](const Inputs &in, const Node &n) { return one(in[0].permute(attrInts(n, "perm"))); }, 1, 1, {"perm"}}},
-      {"sum", {[](const Inputs &in, const Node &n) {
+                   }},
+      {"permute", [](const Inputs &in, const Node &n) { return one(in[0].permute(attrInts(n, "perm"))); }},
+      {"sum", [](const Inputs &in, const Node &n) {
                  return one(sumOver(in[0], attrI(n, "axis"), attrB(n, "keepdim", false)));
-               }, 1, 1, {"axis"}}},
-      {"causal_conv", {[](const Inputs &in, const Node &) { return one(causalConv(in[0], in[1], optional(in, 2))); }, 2, 3, {}}},
-      {"long_conv", {[](const Inputs &in, const Node &) { return one(longConv(in[0], in[1])); }, 2, 2, {}}},
-      {"shift_conv", {[](const Inputs &in, const Node &) {
+               }},
+      {"causal_conv", [](const Inputs &in, const Node &) { return one(causalConv(in[0], in[1], optional(in, 2))); }},
+      {"long_conv", [](const Inputs &in, const Node &) { return one(longConv(in[0], in[1])); }},
+      {"shift_conv", [](const Inputs &in, const Node &) {
                         return one(longConv(in[0], shiftKernel(in[1], in[2], in[0].size(1))));
-                      }, 3, 3, {}}},
-      {"diag_ssm", {[](const Inputs &in, const Node &) { return one(diagSSM(in[0], in[1], in[2], in[3], in[4], in[5])); }, 6, 6, {}}},
-      {"softmax_attention", {[](const Inputs &in, const Node &) { return one(softmaxAttention(in[0], in[1], in[2])); }, 3, 3, {}}},
-      {"taylor_map", {[](const Inputs &in, const Node &) { return one(taylorMap(in[0])); }, 1, 1, {}}},
-      {"linear_attention", {[](const Inputs &in, const Node &n) {
-                              return one(linearAttention(in[0], in[1], in[2], attrF(n, "eps")));
-                            }, 3, 3, {"eps"}}},
-      {"selective_scan", {[](const Inputs &in, const Node &) {
-                            return one(selectiveScan(in[0], in[1], in[2], in[3], in[4], in[5]));
-                          }, 6, 6, {}}},
-      {"delta_rule", {[](const Inputs &in, const Node &) { return one(deltaRule(in[0], in[1], in[2], in[3])); }, 4, 4, {}}},
+                      }},
+      {"diag_ssm", [](const Inputs &in, const Node &) { return one(diagSSM(in[0], in[1], in[2], in[3], in[4], in[5])); }},
+      {"softmax_attention", [](const Inputs &in, const Node &) { return one(softmaxAttention(in[0], in[1], in[2])); }},
+      {"taylor_map", [](const Inputs &in, const Node &) { return one(taylorMap(in[0])); }},
       // A DSL-defined recurrence: its step, node by node, once a time step.
-      {"scan", {[](const Inputs &in, const Node &n) { return runScan(in, n); }, 1, 1u << 20, {"num_states", "sliced"}}},
+      {"scan", [](const Inputs &in, const Node &n) { return runScan(in, n); }},
       // Interventions need the batch layout: Model::forward runs them.
-      {"patch", {nullptr, 1, 1, {"cell", "role"}}},
-      {"ablate", {nullptr, 1, 1, {"cell", "role", "kind"}}},
+      {"patch", nullptr},
+      {"ablate", nullptr},
       // Read by the recurrence named `target` (Model::create collects them).
-      {graph::kStateEditOp, {nullptr, 0, 0, {"target", "cell", "role", "kind"}}},
-  };
+      {graph::kStateEditOp, nullptr},
+    };
+    // The recurrences with an explicit state (abi/OpRegistry.h) run through one entry.
+    for (const ops::OpSpec &op : ops::allOps())
+      if (op.hasState())
+        t.emplace(op.name, [](const Inputs &in, const Node &n) { return one(runRecurrence(n, in, nullptr)); });
+    return t;
+  }();
   return table;
 }
 
@@ -127,24 +125,23 @@ std::string checkNode(const Node &n) {
   auto it = opTable().find(n.op);
   if (it == opTable().end())
     return "node '" + n.name + "' has op '" + n.op + "', which this runtime does not implement";
-  const OpInfo &info = it->second;
-  if (n.inputs.size() < info.minInputs || n.inputs.size() > info.maxInputs)
+  const ops::OpSpec *spec = ops::findOp(n.op);
+  if (!spec) // an op the interpreter runs must be one of the dialect's
+    return "node '" + n.name + "' has op '" + n.op + "', which is not a mix op";
+  if (n.inputs.size() < spec->minOperands() || n.inputs.size() > spec->maxOperands())
     return "node '" + n.name + "' (" + n.op + ") has " + std::to_string(n.inputs.size()) + " inputs";
-  for (const char *a : info.attrs)
-    if (!n.attrs.count(a))
-      return "node '" + n.name + "' (" + n.op + ") lacks attribute '" + a +
+  for (const ops::AttrSpec &a : spec->attrs)
+    if (a.required() && !n.attrs.count(a.name))
+      return "node '" + n.name + "' (" + n.op + ") lacks attribute '" + a.name +
              "' (a graph written by an older mixc? compile the model again)";
+  // An unknown kind would run as another ablation (a silent wrong answer).
+  if (n.op == "ablate" || n.op == graph::kStateEditOp) {
+    std::optional<Action> a = actionNamed(n.attrs.at("kind").s);
+    if (!a || !(isAblation(*a) || (n.op == graph::kStateEditOp && *a == Action::Patch)))
+      return "node '" + n.name + "' (" + n.op + ") has kind '" + n.attrs.at("kind").s +
+           "', which is no intervention of this op";
+  }
   return "";
-}
-
-/// A recurrence's forward with a state access (Primitives.h), by op.
-at::Tensor runWithAccess(const Node &n, const Inputs &in, const StateAccess &access) {
-  if (n.op == "selective_scan")
-    return selectiveScan(in[0], in[1], in[2], in[3], in[4], in[5], access);
-  if (n.op == "delta_rule")
-    return deltaRule(in[0], in[1], in[2], in[3], access);
-  TORCH_CHECK(n.op == "linear_attention", "node '", n.name, "' (", n.op, ") has no state to edit");
-  return linearAttention(in[0], in[1], in[2], attrF(n, "eps"), access);
 }
 
 /// The inputs of the source block: row values cut to their first `docs` rows.
@@ -167,8 +164,8 @@ void setThreads(int threads) {
 
 std::vector<at::Tensor> runPrimitive(const graph::Node &node, const std::vector<at::Tensor> &inputs) {
   auto it = opTable().find(node.op);
-  TORCH_CHECK(it != opTable().end() && it->second.fn, "no primitive '", node.op, "'");
-  return it->second.fn(inputs, node);
+  TORCH_CHECK(it != opTable().end() && it->second, "no primitive '", node.op, "'");
+  return it->second(inputs, node);
 }
 
 namespace {
@@ -232,12 +229,11 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
           });
           !error.empty())
         return nullptr;
-    const OpInfo &info = opTable().at(n.op);
     if (n.op == graph::kStateEditOp) { // not a step: its recurrence runs it
       m->stateEdits_[n.attrs.at("target").s].push_back(&n);
       continue;
     }
-    Step s{&n, {}, m->numValues_, info.fn};
+    Step s{&n, {}, m->numValues_, opTable().at(n.op)};
     for (const std::string &in : n.inputs)
       s.inputs.push_back(ids.at(in));
     for (size_t r = 0; r < n.shapes.size(); ++r)
@@ -427,7 +423,7 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       const int64_t docs = options.interventions ? options.interventions->docs : rows;
       RecurrenceRun run = [&](const StateAccess &access, bool sourceOnly) {
         Inputs in = sourceOnly ? sourceRows(args, s.inputIsRow, docs) : args;
-        return s.region ? runRegion(*s.region, in, access) : one(runWithAccess(*s.node, in, access));
+        return s.region ? runRegion(*s.region, in, access) : one(runRecurrence(*s.node, in, &access));
       };
       // Every state [rows, T, S], after any edit, when --save asks for it.
       at::Tensor capture = saveState ? at::empty({rows, T, s.stateSize}, args[row].options().dtype(at::kFloat))

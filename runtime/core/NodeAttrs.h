@@ -8,7 +8,9 @@
 #ifndef MIXC_RUNTIME_CORE_NODEATTRS_H
 #define MIXC_RUNTIME_CORE_NODEATTRS_H
 
+#include "abi/Actions.h"
 #include "abi/Graph.h"
+#include "abi/OpRegistry.h"
 
 #include <cstdint>
 #include <vector>
@@ -22,10 +24,13 @@ inline double attrF(const graph::Node &n, const char *key, double dflt) {
     return dflt;
   return it->second.kind == graph::AttrValue::Kind::Int ? static_cast<double>(it->second.i) : it->second.f;
 }
-/// A required float attribute.
+/// A float attribute the op's ODS definition requires or gives a default
+/// (abi/OpRegistry.h): absent, it reads as that default.
 inline double attrF(const graph::Node &n, const char *key) {
-  const graph::AttrValue &v = n.attrs.at(key);
-  return v.kind == graph::AttrValue::Kind::Int ? static_cast<double>(v.i) : v.f;
+  auto it = n.attrs.find(key);
+  if (it == n.attrs.end())
+    return ops::defaultNumber(n.op, key);
+  return it->second.kind == graph::AttrValue::Kind::Int ? static_cast<double>(it->second.i) : it->second.f;
 }
 inline int64_t attrI(const graph::Node &n, const char *key) { return n.attrs.at(key).i; }
 inline int64_t attrI(const graph::Node &n, const char *key, int64_t dflt) {
@@ -35,6 +40,13 @@ inline int64_t attrI(const graph::Node &n, const char *key, int64_t dflt) {
 inline bool attrB(const graph::Node &n, const char *key, bool dflt) {
   auto it = n.attrs.find(key);
   return it == n.attrs.end() ? dflt : it->second.b;
+}
+/// What an intervention node (patch, ablate, state_edit) does: a patch is
+/// an interchange, the others carry it in `kind` (checked by Model::create).
+inline Action nodeAction(const graph::Node &n) {
+  if (n.op == "patch")
+    return Action::Patch;
+  return actionNamed(n.attrs.at("kind").s).value_or(Action::Remove);
 }
 inline const std::vector<int64_t> &attrInts(const graph::Node &n, const char *key) { return n.attrs.at(key).ints; }
 

@@ -10,6 +10,8 @@
 #ifndef MIXC_RUNTIME_CORE_PRIMITIVES_H
 #define MIXC_RUNTIME_CORE_PRIMITIVES_H
 
+#include "abi/Graph.h"
+
 #include <ATen/ATen.h>
 
 namespace mixc::rt {
@@ -103,6 +105,11 @@ at::Tensor deltaRule(const at::Tensor &q, const at::Tensor &k, const at::Tensor 
                      const at::Tensor &beta, const StateAccess &access);
 at::Tensor linearAttention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v, double eps,
                            const StateAccess &access);
+
+/// Node `n`, an op with an explicit recurrent state (abi/OpRegistry.h's
+/// hasState), on its inputs in ODS order; with `access`, its StateAccess
+/// sweep. The interpreter runs every such op through this one entry.
+at::Tensor runRecurrence(const graph::Node &n, const std::vector<at::Tensor> &in, const StateAccess *access);
 
 at::Tensor rmsNorm(const at::Tensor &x, const at::Tensor &w, double eps);
 /// x · rsqrt(Σx² + eps) over the last dim (as fla's l2norm).

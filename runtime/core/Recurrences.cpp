@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/core/Primitives.h"
+#include "runtime/core/NodeAttrs.h"
 
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
@@ -412,6 +413,17 @@ at::Tensor selectiveScan(const at::Tensor &x, const at::Tensor &delta, const at:
 at::Tensor deltaRule(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
                      const at::Tensor &beta) {
   return DeltaRuleFn::apply(q, k, v, beta)[0];
+}
+
+at::Tensor runRecurrence(const graph::Node &n, const std::vector<at::Tensor> &in, const StateAccess *access) {
+  if (n.op == "selective_scan")
+    return access ? selectiveScan(in[0], in[1], in[2], in[3], in[4], in[5], *access)
+                  : selectiveScan(in[0], in[1], in[2], in[3], in[4], in[5]);
+  if (n.op == "delta_rule")
+    return access ? deltaRule(in[0], in[1], in[2], in[3], *access) : deltaRule(in[0], in[1], in[2], in[3]);
+  TORCH_CHECK(n.op == "linear_attention", "node '", n.name, "' (", n.op, ") has no recurrent state");
+  return access ? linearAttention(in[0], in[1], in[2], attrF(n, "eps"), *access)
+                : linearAttention(in[0], in[1], in[2], attrF(n, "eps"));
 }
 
 } // namespace mixc::rt

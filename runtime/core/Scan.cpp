@@ -73,15 +73,15 @@ at::Tensor applyEdit(const ActiveEdit &a, const at::Tensor &state, int64_t t) {
   if (docs.numel() == 0)
     return state;
   at::Tensor rows = docs + a.first;
-  const std::string &kind = a.node->op == "patch" ? a.node->op : a.node->attrs.at("kind").s;
+  const Action kind = nodeAction(*a.node);
   at::Tensor current = state.index({rows}), value;
-  if (kind == "patch")
+  if (kind == Action::Patch)
     value = state.index({docs}); // the source rows, this same step
-  else if (kind == "zero")
+  else if (kind == Action::Zero)
     value = at::zeros_like(current);
-  else if (kind == "mean")
+  else if (kind == Action::Mean)
     value = a.mean.to(current.dtype()).expand_as(current);
-  else if (kind == "noise")
+  else if (kind == Action::Noise)
     value = current + attrF(*a.node, "sigma", 0) * at::randn_like(current);
   else { // add
     const std::vector<double> &v = a.node->attrs.at("vector").floats;
@@ -143,7 +143,7 @@ std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const gra
     TORCH_CHECK(edits.iv, "scan '", scan.name, "' has an intervention on '", n.name,
                 "' in its step; run the model with `mixc intervene`");
     const int64_t first = cellRow(n, *edits.iv, B);
-    TORCH_CHECK(n.op == "patch" || n.attrs.at("kind").s != "mean", "'", n.name,
+    TORCH_CHECK(nodeAction(n) != Action::Mean, "'", n.name,
                 "': mean is not defined on a scan step's value (patch, zero, noise or add)");
     at::Tensor pos = n.attrs.at("role").s == "all" ? at::Tensor() : interventionPositions(n, *edits.iv, T);
     valueEdits[k] = ActiveEdit{&n, 0, first, edits.iv->docs, pos, {}};
@@ -163,7 +163,7 @@ std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const gra
                         interventionPositions(*e, *edits.iv, T), {}});
     }
     for (ActiveEdit &a : active)
-      if (a.node->attrs.at("kind").s == "mean") { // the source run's states, at each document's P
+      if (nodeAction(*a.node) == Action::Mean) { // the source run's states, at each document's P
         const int64_t docs = edits.iv->docs;
         std::vector<at::Tensor> sourceIn = inputs, sourceStates;
         for (size_t i = 0; i < inputs.size(); ++i)

@@ -878,7 +878,7 @@ mixc::dsl::RwScript everyPoint(const mixc::graph::Graph &g) {
       cell.label = "node=" + p.name + " position=" + role;
       cell.coords = {{"node", p.name}, {"position", role}};
       mixc::dsl::RwAction a;
-      a.kind = "patch";
+      a.kind = mixc::Action::Patch;
       a.pattern = p.name;
       a.position.role = role;
       cell.actions.push_back(a);

@@ -53,6 +53,7 @@ class Mix_ShapedOp<string mnemonic, list<Trait> traits = []> :
 //===----------------------------------------------------------------------===//
 
 def Mix_ParamOp : Mix_ShapedOp<"param"> {
+  let flops = Mix_NoFlops;
   let summary = "a model parameter (or frozen buffer) with an init rule";
   let description = [{
     `init` names the initialisation rule the runtime applies, e.g.
@@ -71,6 +72,7 @@ def Mix_ParamOp : Mix_ShapedOp<"param"> {
 }
 
 def Mix_ConstantOp : Mix_ShapedOp<"constant"> {
+  let flops = Mix_NoFlops;
   let summary = "a scalar f32 constant (rank-0 tensor)";
   let arguments = (ins StrAttr:$name, F32Attr:$value);
   let results = (outs F32Tensor:$result);
@@ -78,6 +80,7 @@ def Mix_ConstantOp : Mix_ShapedOp<"constant"> {
 }
 
 def Mix_TimeSliceOp : Mix_ShapedOp<"time_slice"> {
+  let flops = Mix_NoFlops;
   let summary = "first T rows of a [L, C] table, T taken from `like` [B, T, ...]";
   let description = [{
     Used for learned absolute positions and implicit-filter inputs:
@@ -89,6 +92,7 @@ def Mix_TimeSliceOp : Mix_ShapedOp<"time_slice"> {
 }
 
 def Mix_EmbeddingOp : Mix_ShapedOp<"embedding"> {
+  let flops = Mix_NoFlops;
   let summary = "token embedding: ids [B, T] (i64), table [V, D] -> [B, T, D]";
   let arguments = (ins StrAttr:$name, I64Tensor:$ids, F32Tensor:$table);
   let results = (outs F32Tensor:$result);
@@ -96,6 +100,11 @@ def Mix_EmbeddingOp : Mix_ShapedOp<"embedding"> {
 }
 
 def Mix_UnembedOp : Mix_ShapedOp<"unembed"> {
+  // 2·rows·d·V; the trainer reads `readoutRows` positions only.
+  let flops = [{
+    const double rows = s.readoutRows >= 0 ? static_cast<double>(s.readoutRows) : s.rows(0);
+    return 2 * rows * s.dim(0, 1) * s.dim(1, 2);
+  }];
   let summary = "tied LM head: x [..., D], table [V, D] -> logits [..., V] = x tableᵀ";
   let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$table);
   let results = (outs F32Tensor:$result);
@@ -103,6 +112,11 @@ def Mix_UnembedOp : Mix_ShapedOp<"unembed"> {
 }
 
 def Mix_LinearOp : Mix_ShapedOp<"linear"> {
+  // 2·rows·in·out, + rows·out for the bias.
+  let flops = [{
+    return 2 * s.rows(0) * s.dim(0, 1) * (s.out.empty() ? 0 : static_cast<double>(s.out.back())) +
+           (s.in.size() > 2 ? s.outNumel() : 0);
+  }];
   let summary = "affine map: x [..., I], weight [O, I], bias [O] -> [..., O]";
   let description = [{ y = x Wᵀ + b, as `torch.nn.Linear`; the bias is optional. }];
   let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$weight,
@@ -171,6 +185,7 @@ def Mix_SoftplusOp : Mix_ElementOp<"softplus", "log(1 + exp(x))", "mixk::softplu
 def Mix_SigmoidOp : Mix_ElementOp<"sigmoid", "1 / (1 + exp(-x))", "mixk::sigmoid($0)", "g * y * (1.f - y)", 1>;
 
 def Mix_TapOp : Mix_UnaryOp<"tap", "identity that names a value"> {
+  let flops = Mix_NoFlops;
   let description = [{
     Gives a value a name of its own (`layers[0].mixer_output`), e.g. the
     result of a mixer call or an alias such as `let block_input = x`.
@@ -183,6 +198,7 @@ def Mix_TapOp : Mix_UnaryOp<"tap", "identity that names a value"> {
 //===----------------------------------------------------------------------===//
 
 def Mix_LayerNormOp : Mix_ShapedOp<"layernorm", [Mix_PerRow]> {
+  let flops = [{ return 5 * s.outNumel(); }];
   let summary = "LayerNorm over the last dim with affine weight and bias [D]";
   let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$weight,
                        F32Tensor:$bias, DefaultValuedAttr<F32Attr, "1e-5">:$eps);
@@ -191,6 +207,7 @@ def Mix_LayerNormOp : Mix_ShapedOp<"layernorm", [Mix_PerRow]> {
 }
 
 def Mix_RMSNormOp : Mix_ShapedOp<"rmsnorm", [Mix_PerRow]> {
+  let flops = [{ return 5 * s.outNumel(); }];
   let summary = "RMSNorm over the last dim: x / sqrt(mean(x²) + eps) * weight";
   let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$weight,
                        DefaultValuedAttr<F32Attr, "1e-5">:$eps);
@@ -199,6 +216,7 @@ def Mix_RMSNormOp : Mix_ShapedOp<"rmsnorm", [Mix_PerRow]> {
 }
 
 def Mix_L2NormOp : Mix_ShapedOp<"l2norm", [Mix_PerRow]> {
+  let flops = [{ return 5 * s.outNumel(); }];
   let summary = "x · rsqrt(Σx² + eps) over the last dim (as fla's l2norm)";
   let arguments = (ins StrAttr:$name, F32Tensor:$x,
                        DefaultValuedAttr<F32Attr, "1e-6">:$eps);
@@ -211,6 +229,7 @@ def Mix_L2NormOp : Mix_ShapedOp<"l2norm", [Mix_PerRow]> {
 //===----------------------------------------------------------------------===//
 
 def Mix_SplitOp : Mix_ShapedOp<"split"> {
+  let flops = Mix_NoFlops;
   let summary = "split the last dim into pieces of the given sizes";
   let arguments = (ins StrAttr:$name, F32Tensor:$x, DenseI64ArrayAttr:$sizes);
   let results = (outs Variadic<F32Tensor>:$results);
@@ -218,6 +237,7 @@ def Mix_SplitOp : Mix_ShapedOp<"split"> {
 }
 
 def Mix_ConcatOp : Mix_ShapedOp<"concat"> {
+  let flops = Mix_NoFlops;
   let summary = "concatenate along the last dim";
   let arguments = (ins StrAttr:$name, Variadic<F32Tensor>:$inputs);
   let results = (outs F32Tensor:$result);
@@ -225,6 +245,7 @@ def Mix_ConcatOp : Mix_ShapedOp<"concat"> {
 }
 
 def Mix_ReshapeOp : Mix_ShapedOp<"reshape"> {
+  let flops = Mix_NoFlops;
   let summary = "keep the first `keep` dims, reshape the rest to `shape`";
   let description = [{
     B and T are only known at run time, so a reshape keeps a prefix of the
@@ -239,6 +260,7 @@ def Mix_ReshapeOp : Mix_ShapedOp<"reshape"> {
 }
 
 def Mix_PermuteOp : Mix_ShapedOp<"permute"> {
+  let flops = Mix_NoFlops;
   let summary = "permute dimensions: result dim i is input dim perm[i]";
   let arguments = (ins StrAttr:$name, F32Tensor:$x, DenseI64ArrayAttr:$perm);
   let results = (outs F32Tensor:$result);
@@ -246,6 +268,7 @@ def Mix_PermuteOp : Mix_ShapedOp<"permute"> {
 }
 
 def Mix_SumOp : Mix_ShapedOp<"sum"> {
+  let flops = [{ return s.numel(0); }];
   let summary = "sum over one axis (negative axes count from the end)";
   let arguments = (ins StrAttr:$name, F32Tensor:$x, I64Attr:$axis,
                        DefaultValuedAttr<BoolAttr, "false">:$keepdim);
@@ -258,6 +281,8 @@ def Mix_SumOp : Mix_ShapedOp<"sum"> {
 //===----------------------------------------------------------------------===//
 
 def Mix_CausalConvOp : Mix_ShapedOp<"causal_conv", [Mix_MixerAnchor, Mix_GeneratedAnchor]> {
+  // 2·K per output, + 1 for the bias.
+  let flops = [{ return 2 * s.outNumel() * s.dim(1, 1) + (s.in.size() > 2 ? s.outNumel() : 0); }];
   let summary = "depthwise causal short conv: x [B, T, C], weight [C, K], bias [C]";
   let description = [{
     y[b,t,c] = bias[c] + Σ_{j<K} weight[c,j] · x[b, t−K+1+j, c] (zero before t=0),
@@ -270,6 +295,7 @@ def Mix_CausalConvOp : Mix_ShapedOp<"causal_conv", [Mix_MixerAnchor, Mix_Generat
 }
 
 def Mix_LongConvOp : Mix_ShapedOp<"long_conv", [Mix_MixerAnchor, Mix_GeneratedAnchor]> {
+  let flops = [{ return causalLongConvFlops(s.numel(0) / static_cast<double>(s.time), s.time); }];
   let summary = "causal long conv with a [L, C] filter (L ≥ T), by FFT";
   let description = [{ y[b,t,c] = Σ_{s≤t} h[s,c] · x[b,t−s,c], computed with FFTs of size 2T. }];
   let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$filter);
@@ -278,6 +304,7 @@ def Mix_LongConvOp : Mix_ShapedOp<"long_conv", [Mix_MixerAnchor, Mix_GeneratedAn
 }
 
 def Mix_ShiftConvOp : Mix_ShapedOp<"shift_conv"> {
+  let flops = [{ return causalLongConvFlops(s.numel(0) / static_cast<double>(s.time), s.time); }];
   let summary = "H3 shift SSM: causal conv with the cross-correlation of B and C as kernel";
   let description = [{
     x [B, T, C]; b, c [C, N]. The kernel is the linear cross-correlation
@@ -290,6 +317,9 @@ def Mix_ShiftConvOp : Mix_ShapedOp<"shift_conv"> {
 }
 
 def Mix_DiagSSMOp : Mix_ShapedOp<"diag_ssm"> {
+  let flops = [{ return causalLongConvFlops(s.numel(0) / static_cast<double>(s.time), s.time); }];
+  let stateRefusal = "its state is implicit: the diagonal SSM runs as one long convolution over a kernel " #
+                     "computed from (A, B, C), and no per-step state is ever formed";
   let summary = "S4D-Lin diagonal SSM conv per head: x [B, T, H, M]";
   let description = [{
     Per head h with N complex modes: A = −exp(log_a_real) + i·a_imag,
@@ -311,6 +341,12 @@ def Mix_DiagSSMOp : Mix_ShapedOp<"diag_ssm"> {
 //===----------------------------------------------------------------------===//
 
 def Mix_SoftmaxAttentionOp : Mix_ShapedOp<"softmax_attention", [Mix_MixerAnchor, Mix_GeneratedAnchor]> {
+  // 2·B·T²·K (scores) + 2·B·T²·V (mixing) as computed (the causal half is
+  // not skipped) + 5·B·T² (softmax).
+  let flops = [{
+    const double b = s.in[0].size() >= 3 ? s.numel(0) / (s.dim(0, 2) * s.dim(0, 1)) : 1, t = s.dim(0, 2);
+    return 2 * b * t * t * s.dim(0, 1) + 2 * b * t * t * s.dim(2, 1) + 5 * b * t * t;
+  }];
   let summary = "causal softmax attention, one head: q, k [B, T, K], v [B, T, V]";
   let description = [{ y = softmax(q kᵀ/√K + M) v with M = −10000 above the diagonal (§3.2). }];
   let arguments = (ins StrAttr:$name, F32Tensor:$q, F32Tensor:$k, F32Tensor:$v);
@@ -319,6 +355,7 @@ def Mix_SoftmaxAttentionOp : Mix_ShapedOp<"softmax_attention", [Mix_MixerAnchor,
 }
 
 def Mix_TaylorMapOp : Mix_ShapedOp<"taylor_map", [Mix_PerRow]> {
+  let flops = [{ return 2 * s.outNumel(); }];
   let summary = "Based's 2nd-order Taylor feature map: [.., F] -> [.., 1+F+F²]";
   let description = [{ φ(x) = [1, x/F^{1/4}, vec(x xᵀ)/(√2·√F)], so φ(q)·φ(k) ≈ exp(q·k/√F) (§3.4). }];
   let arguments = (ins StrAttr:$name, F32Tensor:$x);
@@ -327,6 +364,10 @@ def Mix_TaylorMapOp : Mix_ShapedOp<"taylor_map", [Mix_PerRow]> {
 }
 
 def Mix_LinearAttentionOp : Mix_ShapedOp<"linear_attention", [Mix_MixerAnchor, Mix_GeneratedAnchor]> {
+  // Per step and state element 4·F·V + 3·F; the state is S_t = Σ φk vᵀ, then z_t = Σ φk.
+  let flops = [{ return s.rows(0) * (4 * s.dim(0, 1) * s.dim(2, 1) + 3 * s.dim(0, 1)); }];
+  let stateLayout = "[F, D] then [F]";
+  let stateSize = [{ return s.last(0) * s.last(2) + s.last(0); }];
   let summary = "causal normalised linear attention on feature-mapped q, k";
   let description = [{
     y_i = Σ_{j≤i} (φq_i·φk_j) v_j / (Σ_{j≤i} φq_i·φk_j + eps) (§3.4);
@@ -340,6 +381,10 @@ def Mix_LinearAttentionOp : Mix_ShapedOp<"linear_attention", [Mix_MixerAnchor, M
 }
 
 def Mix_SelectiveScanOp : Mix_ShapedOp<"selective_scan", [Mix_MixerAnchor, Mix_GeneratedAnchor]> {
+  // Per step and state element 7 (decay, update, read-out), + 2·D for the skip.
+  let flops = [{ return 7 * s.numel(0) * s.dim(2, 1) + 2 * s.numel(0); }];
+  let stateLayout = "[D, N]";
+  let stateSize = [{ return s.in.size() > 2 && s.in[2].size() == 2 ? s.in[2][0] * s.in[2][1] : 0; }];
   let summary = "Mamba's selective scan";
   let description = [{
     s_t = exp(Δ_t A) ⊙ s_{t−1} + Δ_t B_t x_t;  y_t = C_t·s_t + D ⊙ x_t (§3.7).
@@ -353,6 +398,10 @@ def Mix_SelectiveScanOp : Mix_ShapedOp<"selective_scan", [Mix_MixerAnchor, Mix_G
 }
 
 def Mix_DeltaRuleOp : Mix_ShapedOp<"delta_rule", [Mix_MixerAnchor, Mix_GeneratedAnchor]> {
+  // 6·K·V per step: S(I − βkkᵀ) + βvkᵀ and the read-out S q.
+  let flops = [{ return 6 * s.rows(0) * s.dim(0, 1) * s.dim(2, 1); }];
+  let stateLayout = "[V, K]";
+  let stateSize = [{ return s.last(2) * s.last(0); }];
   let summary = "DeltaNet's delta-rule recurrence";
   let description = [{
     S_t = S_{t−1}(I − β_t k_t k_tᵀ) + β_t v_t k_tᵀ;  o_t = S_t q_t (§3.8).
@@ -369,6 +418,7 @@ def Mix_DeltaRuleOp : Mix_ShapedOp<"delta_rule", [Mix_MixerAnchor, Mix_Generated
 //===----------------------------------------------------------------------===//
 
 class Mix_InterventionOp<string mnemonic, string what> : Mix_UnaryOp<mnemonic, what> {
+  let flops = Mix_NoFlops;
   let description = [{
     Runs on a batch laid out in blocks of `n` documents: block 0 is the
     source run, block 1 the base run left alone, block 2 + c the base run of
@@ -419,6 +469,7 @@ def Mix_AblateOp : Mix_InterventionOp<"ablate", "ablation of a value at named po
 }
 
 def Mix_StateEditOp : Mix_Op<"state_edit"> {
+  let flops = Mix_NoFlops;
   let summary = "an intervention on a recurrence's state, applied inside the recurrence";
   let description = [{
     Acts on the state S_t of the recurrence named `target` (a
@@ -453,6 +504,7 @@ def Mix_StateEditOp : Mix_Op<"state_edit"> {
 //===----------------------------------------------------------------------===//
 
 def Mix_FusedOp : Mix_Op<"fused", [IsolatedFromAbove, SingleBlock]> {
+  let flops = Mix_NoFlops;
   let summary = "a fused region: one kernel's worth of ops";
   let description = [{
     Groups an elementwise chain, or one mixer primitive with its elementwise
@@ -486,6 +538,9 @@ def Mix_FusedOp : Mix_Op<"fused", [IsolatedFromAbove, SingleBlock]> {
 
 def Mix_ScanOp : Mix_Op<"scan", [IsolatedFromAbove, SingleBlock, Pure, HasShapeRule,
                                  ShapeInferenceOpInterface]> {
+  // Its step's ops, T times: abi/Flops.cpp counts them over the body.
+  let flops = Mix_NoFlops;
+  let holdsStates = 1;
   let summary = "a recurrence written in the DSL: its body runs once a time step";
   let description = [{
     The body is one step. Its arguments are the `num_states` states (a row
@@ -523,6 +578,7 @@ def Mix_ScanOp : Mix_Op<"scan", [IsolatedFromAbove, SingleBlock, Pure, HasShapeR
 }
 
 def Mix_YieldOp : Mix_Op<"yield", [Pure, Terminator, ParentOneOf<["FusedOp", "ScanOp"]>]> {
+  let flops = Mix_NoFlops;
   let summary = "the values a fused region, or a scan's step, returns";
   let arguments = (ins Variadic<AnyTensor>:$values);
   // Hand-written: the declarative `type($values)` instantiates LLVM 16's
@@ -536,6 +592,7 @@ def Mix_YieldOp : Mix_Op<"yield", [Pure, Terminator, ParentOneOf<["FusedOp", "Sc
 //===----------------------------------------------------------------------===//
 
 def Mix_CallOp : Mix_Op<"call", [CallOpInterface]> {
+  let flops = Mix_NoFlops;
   let summary = "call of a mixer or block instance, inlined by -mix-inline";
   let description = [{
     `scope` is the name prefix the callee's nodes get when inlined: a mixer

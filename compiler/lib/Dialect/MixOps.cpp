@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "mix/MixOps.h"
+#include "abi/Actions.h"
 
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Builders.h"
@@ -516,14 +517,15 @@ LogicalResult PatchOp::shapeRule(SmallVectorImpl<Type> &out) {
 
 LogicalResult AblateOp::shapeRule(SmallVectorImpl<Type> &out) {
   StringRef kind = getKind();
-  if (kind != "zero" && kind != "mean" && kind != "noise" && kind != "add")
+  std::optional<mixc::Action> action = mixc::actionNamed(kind.str());
+  if (!action || !mixc::isAblation(*action))
     return emitOpError() << "kind must be zero, mean, noise or add, got '" << kind << "'";
-  if ((kind == "add") != getVector().has_value())
+  if ((action == mixc::Action::Add) != getVector().has_value())
     return emitOpError() << "takes a vector exactly when its kind is add";
   int64_t width;
   if (failed(subspaceRule(*this, getX(), getLo(), getHi(), getHead(), width)))
     return failure();
-  if (kind == "add" && failed(expectDim(*this, "the added vector's length",
+  if (action == mixc::Action::Add && failed(expectDim(*this, "the added vector's length",
                                         static_cast<int64_t>(getVector()->size()), width)))
     return failure();
   return sameAsInput(*this, getX(), out);
@@ -536,12 +538,13 @@ LogicalResult AblateOp::shapeRule(SmallVectorImpl<Type> &out) {
 
 LogicalResult StateEditOp::verify() {
   llvm::StringRef kind = getKind();
-  if (kind != "patch" && kind != "zero" && kind != "mean" && kind != "noise" && kind != "add")
+  std::optional<mixc::Action> action = mixc::actionNamed(kind.str());
+  if (!action || !(*action == mixc::Action::Patch || mixc::isAblation(*action)))
     return emitOpError() << "kind '" << kind << "' is none of patch, zero, mean, noise, add";
   if (getRole() == "all")
     return emitOpError() << "acts at one step: a state is replaced once and the recurrence carries it on";
-  if ((kind == "add") != getVector().has_value())
-    return emitOpError() << (kind == "add" ? "add needs a vector" : "only add takes a vector");
+  if ((action == mixc::Action::Add) != getVector().has_value())
+    return emitOpError() << (action == mixc::Action::Add ? "add needs a vector" : "only add takes a vector");
   if (static_cast<int64_t>(getCell()) < 0) // I64Attr getters return uint64_t
     return emitOpError() << "cell " << getCell() << " is negative";
   return success();

@@ -156,7 +156,7 @@ private:
     for (Operation *op : named)
       if (removed.count(op) && dsl::matchesPattern(a.pattern, nameOf(op))) {
         emitError(locOf(a)) << "'" << nameOf(op) << "' was removed by a 'remove' line of this "
-                            << "script, so '" << a.kind << "' cannot act on it";
+                            << "script, so '" << mixc::actionName(a.kind) << "' cannot act on it";
         return std::nullopt;
       }
     // The three closest names help with typos and wrong layer indices; never
@@ -174,7 +174,8 @@ private:
       nearest += (nearest.empty() ? "" : ", ") + n;
     InFlightDiagnostic d = emitError(locOf(a)) << "no node matches '" << a.pattern << "'; nearest: " << nearest;
     if (llvm::StringRef(a.pattern).endswith(".state"))
-      d << " (recurrent states exist for selective_scan, delta_rule and linear_attention; "
+      d << " (recurrent states exist in DSL scans and in "
+        << mixc::ops::describeOps([](const mixc::ops::OpSpec &op) { return op.hasState(); }) << "; "
         << (states.empty() ? "this model has none: its mixers compute by convolution or attention"
                            : "the names above are this model's")
         << ")";
@@ -219,10 +220,10 @@ private:
       if (!t || t.getRank() < 1 || !t.isDynamicDim(0))
         return emitError(locOf(a)) << "cannot intervene on '" << nameOf(op)
                                    << "': it is not a [B, ...] value of the scan's step";
-      if (a.kind == "add" && t.getRank() > 2)
+      if (a.kind == mixc::Action::Add && t.getRank() > 2)
         return emitError(locOf(a)) << "add(FILE) on '" << nameOf(op) << "' (" << t
                                    << "): a step value takes add when it is [B, n]";
-      if (a.kind == "das" || a.kind == "mean" || a.hi >= 0 || a.head >= 0)
+      if (a.kind == mixc::Action::Das || a.kind == mixc::Action::Mean || a.hi >= 0 || a.head >= 0)
         return emitError(locOf(a)) << "'" << nameOf(op) << "' is a value of a scan's step: it takes patch, zero, "
                                    << "noise and add, of the whole value";
     } else if (!actionsOf(op).intervene) {
@@ -232,9 +233,9 @@ private:
     FailureOr<int64_t> width = subspaceWidth(op, a);
     if (failed(width))
       return failure();
-    if (a.kind == "das" && failed(checkDas(op, a)))
+    if (a.kind == mixc::Action::Das && failed(checkDas(op, a)))
       return failure();
-    if (a.kind == "add" && static_cast<int64_t>(a.vector.size()) != *width) // located, not an op dump
+    if (a.kind == mixc::Action::Add && static_cast<int64_t>(a.vector.size()) != *width) // located, not an op dump
       return emitError(locOf(a)) << "add(FILE) holds " << a.vector.size() << " numbers, but '" << nameOf(op)
                                  << "' has " << *width << " values per position"
                                  << (a.hi >= 0 || a.head >= 0 ? " in the subspace" : " (its last dimension)");
@@ -242,7 +243,7 @@ private:
     b.setInsertionPointAfter(op);
     Value x = op->getResult(0);
     std::string name = nameOf(op) + "@c" + std::to_string(cell);
-    bool patch = a.kind == "patch" || a.kind == "das";
+    bool patch = mixc::isInterchange(a.kind);
     OperationState state(locOf(a), patch ? PatchOp::getOperationName() : AblateOp::getOperationName());
     state.addOperands(x);
     state.addTypes(x.getType());
@@ -254,12 +255,12 @@ private:
     state.addAttribute("lo", b.getI64IntegerAttr(a.lo));
     state.addAttribute("hi", b.getI64IntegerAttr(a.hi));
     state.addAttribute("head", b.getI64IntegerAttr(a.head));
-    if (a.kind == "das")
+    if (a.kind == mixc::Action::Das)
       state.addAttribute("das", b.getI64IntegerAttr(a.dasK));
     if (!patch) {
-      state.addAttribute("kind", b.getStringAttr(a.kind));
+      state.addAttribute("kind", b.getStringAttr(mixc::actionName(a.kind)));
       state.addAttribute("sigma", b.getF32FloatAttr(static_cast<float>(a.sigma)));
-      if (a.kind == "add") {
+      if (a.kind == mixc::Action::Add) {
         SmallVector<float> v(a.vector.begin(), a.vector.end());
         state.addAttribute("vector", b.getDenseF32ArrayAttr(v));
       }
@@ -300,7 +301,7 @@ private:
     if (a.hi >= 0 || a.head >= 0)
       return emitError(locOf(a)) << "'" << state << "' is edited whole: a subspace ([a:b], [head=h]) "
                                  << "applies to node values only";
-    if (a.kind == "das")
+    if (a.kind == mixc::Action::Das)
       return emitError(locOf(a)) << "'" << state << "' is edited whole: das(k) applies to node values only";
     int64_t size = 0;
     std::string layout;
@@ -322,7 +323,7 @@ private:
       size = mixc::graph::stateSize(opName, operands);
       layout = mixc::graph::stateLayout(opName) + ", abi/StateLayout.h";
     }
-    if (a.kind == "add" && static_cast<int64_t>(a.vector.size()) != size)
+    if (a.kind == mixc::Action::Add && static_cast<int64_t>(a.vector.size()) != size)
       return emitError(locOf(a)) << "add(FILE) holds " << a.vector.size() << " numbers, but '" << state
                                  << "' has " << size << " per row (" << layout << ")";
     std::string name = state + "@c" + std::to_string(cell);
@@ -335,9 +336,9 @@ private:
     auto edit = b.create<StateEditOp>(
         locOf(a), b.getStringAttr(name), b.getStringAttr(nameOf(op)), b.getI64IntegerAttr(cell),
         b.getStringAttr(a.position.role), b.getI64IntegerAttr(a.position.offset),
-        b.getI64IntegerAttr(a.position.index), b.getStringAttr(a.kind),
+        b.getI64IntegerAttr(a.position.index), b.getStringAttr(mixc::actionName(a.kind)),
         b.getF32FloatAttr(static_cast<float>(a.sigma)),
-        a.kind == "add" ? b.getDenseF32ArrayAttr(SmallVector<float>(a.vector.begin(), a.vector.end()))
+        a.kind == mixc::Action::Add ? b.getDenseF32ArrayAttr(SmallVector<float>(a.vector.begin(), a.vector.end()))
                         : DenseF32ArrayAttr(),
         isa<ScanOp>(op) ? b.getStringAttr(state) : StringAttr());
     return verify(edit);

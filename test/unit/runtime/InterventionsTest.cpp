@@ -263,3 +263,23 @@ TEST(Interventions, ProbeGradientsMatchFiniteDifferences) {
     EXPECT_NEAR(grad, fd, 2e-2 * std::max(1.0, std::abs(fd))) << "position " << t << ", channel " << j;
   }
 }
+
+// A graph whose intervention names an action the op does not take (an
+// edited graph.json, a newer writer) is refused where the model is built:
+// run, it would be some other ablation, a silent wrong answer.
+TEST(Interventions, AnUnknownActionKindIsRefused) {
+  graph::Graph g = compileGraph("based", {{"d", "16"}, {"vocab", "20"}});
+  graph::Graph zeroed = rewrite(g, "zero layers[0].mixer_output at all\n");
+  auto ablate = std::find_if(zeroed.nodes.begin(), zeroed.nodes.end(),
+                             [](const graph::Node &n) { return n.op == "ablate"; });
+  ASSERT_NE(ablate, zeroed.nodes.end());
+  for (const char *kind : {"bogus", "patch", "das", "remove"}) { // patch is a patch op's, not an ablate's
+    ablate->attrs["kind"].s = kind;
+    std::string error;
+    EXPECT_EQ(Model::create(zeroed, error), nullptr) << kind;
+    EXPECT_NE(error.find("has kind '" + std::string(kind) + "'"), std::string::npos) << error;
+  }
+  ablate->attrs["kind"].s = "mean";
+  std::string error;
+  EXPECT_NE(Model::create(zeroed, error), nullptr) << error;
+}
