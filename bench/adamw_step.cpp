@@ -2,8 +2,7 @@
 // mixc::train::fusedAdamWStep (runtime/train/FusedAdamW.h) on every stdlib
 // model's trainable parameters, in one process, same gradients, 1 thread.
 //   build/bench/adamw_step [--steps N] [--d 64,128]
-#include "dsl/Frontend.h"
-#include "mix/Compiler.h"
+#include "app/Compile.h"
 #include "runtime/core/Model.h"
 #include "runtime/train/FusedAdamW.h"
 
@@ -54,12 +53,10 @@ int main(int argc, char **argv) {
               "ratio");
   for (const std::string &d : splitList(dims))
     for (const char *m : {"attention", "baseconv", "based", "h3", "hyena", "mamba", "deltanet"}) {
-      mixc::dsl::Frontend fe({MIXC_SOURCE_ROOT});
-      if (!fe.load(std::string(MIXC_SOURCE_ROOT) + "/stdlib/" + m + ".mix", std::cerr))
-        return 1;
-      auto program = fe.elaborate("", {{"d", d}, {"vocab", "8196"}}, std::cerr);
       mix::CompileResult result;
-      if (!program || !mix::compileProgram(*program, fe.sources(), mix::Stage::Lowered, result, std::cerr))
+      mixc::app::ModelRequest request{std::string(MIXC_SOURCE_ROOT) + "/stdlib/" + m + ".mix", "",
+                                      {{"d", d}, {"vocab", "8196"}}};
+      if (!mixc::app::compiler().compile(request, result, std::cerr).isOk())
         return 1;
       std::string error;
       auto model = mixc::rt::Model::create(result.graph, error);

@@ -127,8 +127,11 @@ run)
     '"$0" train {} --time-steps 1 --backend generated --device $1 > /dev/null 2>&1; "$0" train {} --time-steps 1 --backend generated > /dev/null 2>&1' "$MIXC" "$DEVICE" || true
   say "2. kernels built for $(ls "$DIR"/bundles | wc -l) bundles in $(( $(date +%s) - t0 )) s"
   echo "model,d,gpu_generated_ms,gpu_libtorch_ms,cpu_generated_ms,gpu_generated_over_libtorch,gpu_over_cpu" > "$OUTDIR/throughput.csv"
-  step_ms() { # step_ms CONFIG ARGS...: ms per training step, or "" when it fails
-    "$MIXC" train "$@" 2> /dev/null | sed -n 's/.*step_s=\([0-9.e-]*\).*/\1/p' | awk '{ printf "%.3f", $1 * 1000 }'
+  step_ms() { # step_ms CONFIG ARGS...: ms per training step (its step-timing.json), or "" when it fails
+    rm -rf "$WORK/timed"
+    "$MIXC" train "$@" --out "$WORK/timed" > /dev/null 2>&1 &&
+      python3 -c 'import json, sys; print("%.3f" % (1000 * json.load(open(sys.argv[1]))["step_s"]), end="")' \
+        "$WORK/timed/step-timing.json"
   }
   for b in "$DIR"/bundles/*-d64 "$DIR"/bundles/*-d128; do # d = 64 first
     [ "$(left)" -gt 200 ] || { say "2. step times: stopped for time"; break; }

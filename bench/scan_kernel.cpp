@@ -7,8 +7,7 @@
 // the same random inputs, forward alone and forward + backward, and prints
 // scan / primitive.
 //   build/bench/scan_kernel [--d 64] [--d-state 16] [--batch 32] [--seq 64] [--reps 20] [--threads 1]
-#include "dsl/Frontend.h"
-#include "mix/Compiler.h"
+#include "app/Compile.h"
 #include "runtime/core/Generated.h"
 #include "runtime/core/Model.h"
 #include "runtime/core/Primitives.h"
@@ -32,14 +31,10 @@ struct Compiled {
 };
 
 bool compile(int kind, bool scan, const std::string &d, const std::string &dState, Compiled &out) {
-  mixc::dsl::Frontend fe({MIXC_SOURCE_ROOT});
-  if (!fe.load(std::string(MIXC_SOURCE_ROOT) + "/test/DSL/Inputs/scan-equivalents.mix", std::cerr))
-    return false;
-  auto program = fe.elaborate("",
-                              {{"kind", std::to_string(kind)}, {"use_scan", scan ? "true" : "false"},
-                               {"d", d}, {"d_state", dState}, {"n_layers", "1"}},
-                              std::cerr);
-  if (!program || !mix::compileProgram(*program, fe.sources(), mix::Stage::Lowered, out.result, std::cerr))
+  mixc::app::ModelRequest request{std::string(MIXC_SOURCE_ROOT) + "/test/DSL/Inputs/scan-equivalents.mix", "",
+                                  {{"kind", std::to_string(kind)}, {"use_scan", scan ? "true" : "false"},
+                                   {"d", d}, {"d_state", dState}, {"n_layers", "1"}}};
+  if (!mixc::app::compiler().compile(request, out.result, std::cerr).isOk())
     return false;
   std::string error;
   out.library = mixc::kernels::buildLibrary(out.result.cpuKernels, error);

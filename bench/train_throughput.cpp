@@ -17,7 +17,7 @@
 // the threads used (bench/Peak.h, measured first in the same process).
 #include "Peak.h"
 #include "abi/Flops.h"
-#include "dsl/Frontend.h"
+#include "app/Compile.h"
 #include "runtime/train/FusedAdamW.h"
 #include "mix/Compiler.h"
 #include "runtime/core/HostMemory.h"
@@ -136,13 +136,10 @@ int main(int argc, char **argv) {
               "regions", "malloc");
   for (const std::string &d : dims)
     for (const std::string &m : models) {
-      mixc::dsl::Frontend fe({MIXC_SOURCE_ROOT});
-      std::string path = std::string(MIXC_SOURCE_ROOT) + "/stdlib/" + m + ".mix";
-      if (!fe.load(path, std::cerr))
-        return 1;
-      auto program = fe.elaborate("", {{"d", d}, {"vocab", vocab}}, std::cerr);
       mix::CompileResult result;
-      if (!program || !mix::compileProgram(*program, fe.sources(), mix::Stage::Lowered, result, std::cerr))
+      mixc::app::ModelRequest request{std::string(MIXC_SOURCE_ROOT) + "/stdlib/" + m + ".mix", "",
+                                      {{"d", d}, {"vocab", vocab}}};
+      if (!mixc::app::compiler().compile(request, result, std::cerr).isOk())
         return 1;
       int64_t V = std::stoll(vocab);
       // The step's work: the trainer reads the LM head at one position a row.

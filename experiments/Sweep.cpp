@@ -1,5 +1,6 @@
 //===- Sweep.cpp - `mixc sweep`: a grid of runs as child processes ----------===//
 #include "experiments/Sweep.h"
+#include "support/StepTiming.h"
 #include "support/Format.h"
 #include "experiments/Csv.h"
 #include "experiments/Slurm.h"
@@ -446,12 +447,6 @@ int64_t jobsOf(const SweepOptions &o, const Spec &s) {
   return o.jobs > 0 ? o.jobs : s.jobs > 0 ? s.jobs : std::max<int64_t>(1, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
-/// `key=value` from a line such as "timing: total_steps=50016 step_s=0.01".
-double field(const std::string &line, const std::string &key) {
-  size_t at = line.find(" " + key + "=");
-  return at == std::string::npos ? -1 : std::atof(line.c_str() + at + key.size() + 2);
-}
-
 std::string hours(double seconds) {
   char buf[64];
   if (seconds < 3600)
@@ -489,22 +484,25 @@ void printEstimate(const Spec &s, const std::vector<Cell> &cells,
       std::ostringstream text;
       text << cfg << "\n";
       writeFileAtomically(file.string(), text.str());
-      std::string timing, err;
+      const fs::path timed = scratch / ("timed" + std::to_string(shapes)); // its step-timing.json
+      std::string printed, err;
       out << std::flush;
-      std::vector<std::string> argv = {o.self, "train", file.string(), "--time-steps", "5", "--backend=" + o.backend};
+      std::vector<std::string> argv = {o.self,          "train", file.string(), "--time-steps", "5",
+                                       "--out",         timed.string(), "--backend=" + o.backend};
       if (!o.devices.empty() && o.engine == "local") // timed where the cells will run
         argv.push_back("--device=" + o.devices.front());
-      int code = support::runCapture(argv, timing, err);
-      double steps = field(timing, "total_steps"), step = field(timing, "step_s"),
-             eval = field(timing, "eval_s");
-      double secs = code == 0 && steps > 0 && step > 0 ? steps * step + std::max(0.0, eval) : -1;
+      int code = support::runCapture(argv, printed, err);
+      support::StepTiming t;
+      std::string unread;
+      const bool read = code == 0 && support::readStepTiming(timed.string(), t, unread);
+      double secs = read && t.totalSteps > 0 && t.stepSec > 0 ? t.totalSteps * t.stepSec + std::max(0.0, t.evalSec) : -1;
       if (secs < 0) {
-        std::string why = err.substr(0, err.find('\n'));
+        std::string why = code != 0 ? err.substr(0, err.find('\n')) : unread;
         out << format("estimate: cannot time %s (exit %d): %s\n", c.name.c_str(), code, why.c_str());
       } else {
-        out << format("estimate: %s and cells like it: %s each (%.0f steps x %.1f ms, %s back end)\n",
-                      c.name.c_str(), hours(secs).c_str(), steps, 1e3 * step,
-                      timing.find("backend=generated") != std::string::npos ? "generated" : "libtorch");
+        out << format("estimate: %s and cells like it: %s each (%lld steps x %.1f ms, %s back end)\n",
+                      c.name.c_str(), hours(secs).c_str(), static_cast<long long>(t.totalSteps), 1e3 * t.stepSec,
+                      t.backend.c_str());
       }
       it = costOf.emplace(key, secs).first;
     }

@@ -8,13 +8,13 @@
 // with the compiler's located messages.
 //
 //===----------------------------------------------------------------------===//
-#include "dsl/Frontend.h"
+#include "app/Compile.h"
+#include "app/Names.h"
+#include "app/Scripts.h"
 #include "dsl/Rewrite.h"
-#include "mix/Compiler.h"
-#include "mix/Names.h"
 #include "runtime/core/Model.h"
 #include "runtime/train/Checkpoint.h"
-#include "runtime/train/Intervene.h"
+#include "runtime/analysis/Intervene.h"
 
 #include <filesystem>
 #include <torch/extension.h>
@@ -68,7 +68,7 @@ struct PyModel {
     };
     std::set<std::string> known;
     Model::Options o;
-    for (const mix::NamedPoint &p : mix::namedPoints(get().graph())) {
+    for (const mixc::app::NamedPoint &p : mixc::app::namedPoints(get().graph())) {
       known.insert(p.name);
       if (p.kind == "state" && !p.actions.empty() && !patterns.empty() && wanted(p.name))
         o.saveStates.insert(p.name);
@@ -105,16 +105,11 @@ std::vector<mixc::dsl::ConfigEntry> configEntries(const std::map<std::string, st
 /// Front end and compiler up to the runtime graph; the messages in `err`.
 mix::CompileResult compileGraph(const std::string &path, const std::map<std::string, std::string> &config,
                                 const std::string &modelName, const std::vector<std::string> &include) {
-  std::vector<std::string> dirs = include;
-  dirs.push_back(MIXC_SOURCE_ROOT);
-  mixc::dsl::Frontend fe(dirs);
   std::ostringstream err;
   mix::CompileResult result;
-  std::optional<mixc::dsl::Program> program;
-  if (fe.load(path, err))
-    program = fe.elaborate(modelName, configEntries(config), err);
-  if (!program || !mix::compileProgram(*program, fe.sources(), mix::Stage::Lowered, result, err))
-    throw std::runtime_error("mixc: cannot compile " + path + ":\n" + err.str());
+  mixc::app::ModelRequest request{path, modelName, configEntries(config), include, ""};
+  if (mixc::support::Status s = mixc::app::compiler().compile(request, result, err); !s.isOk())
+    throw std::runtime_error("mixc: cannot compile " + path + ":\n" + err.str() + s.message());
   return result;
 }
 
@@ -142,9 +137,9 @@ PyModel loadRun(const std::string &run) {
   return m;
 }
 
-py::list pointsToPython(const std::vector<mix::NamedPoint> &points) {
+py::list pointsToPython(const std::vector<mixc::app::NamedPoint> &points) {
   py::list out;
-  for (const mix::NamedPoint &p : points) {
+  for (const mixc::app::NamedPoint &p : points) {
     py::dict d;
     d["kind"] = p.kind, d["name"] = p.name, d["op"] = p.op, d["actions"] = p.actions, d["note"] = p.note;
     out.append(d);
@@ -155,39 +150,32 @@ py::list pointsToPython(const std::vector<mix::NamedPoint> &points) {
 /// The Attrib table of `script` on the run, as columns (dict of lists).
 py::dict intervene(const std::string &run, const std::string &script, int64_t size, const std::string &outDir,
                    const std::vector<std::string> &save) {
-  std::string graphJson, checkpoint, error;
-  mixc::graph::Graph graph;
-  if (!mixc::train::checkpointGraph(run, graphJson, checkpoint, error) ||
-      !mixc::graph::fromJson(graphJson, graph, error))
-    throw std::runtime_error("mixc: cannot load " + run + ": " + error);
-  mixc::dsl::SourceManager sources;
-  mixc::dsl::RwScript rw;
+  // As `mixc intervene`: the run opened with the script applied (app/Scripts.h).
+  mixc::app::ScriptRun opened;
   std::ostringstream err;
-  mix::CompileResult rewritten;
-  if (!mixc::dsl::loadRewrite(script, sources, rw, err) || !mix::rewriteGraph(graph, rw, sources, rewritten, err))
-    throw std::runtime_error("mixc: " + script + ":\n" + err.str());
-  mixc::train::InterveneSpec spec;
-  spec.corrupt = rw.corrupt, spec.swap = rw.swap, spec.readout = rw.readout;
-  for (const auto &cell : rw.cells)
-    spec.cells.push_back({cell.label, cell.coords});
-  mixc::train::InterveneOptions opts;
+  if (mixc::support::Status s = mixc::app::openScriptRun(run, script, opened, err); !s.isOk())
+    throw std::runtime_error("mixc: " + script + ":\n" + err.str() + s.message());
+  const std::string &checkpoint = opened.checkpoint;
+  const mix::CompileResult &rewritten = opened.rewritten;
+  const mixc::analysis::InterveneSpec &spec = opened.spec;
+  mixc::analysis::InterveneOptions opts;
   opts.outDir = outDir;
   opts.scriptName = std::filesystem::path(script).stem().string();
   opts.size = size;
   opts.quiet = true;
   // The same resolution and checks as `mixc intervene --save` (patterns;
   // a name that matches nothing is an error, not an empty file).
-  if (std::string error; !mixc::train::resolveSaveNames(save, rewritten.graph, opts.save, error))
+  if (std::string error; !mixc::analysis::resolveSaveNames(save, rewritten.graph, opts.save, error))
     throw py::key_error("mixc: save: " + error);
-  std::vector<mixc::train::CellResult> results;
+  std::vector<mixc::analysis::CellResult> results;
   std::ostringstream table;
-  if (mixc::support::Status s = mixc::train::intervene(checkpoint, rewritten.graph, spec, opts, results, table);
+  if (mixc::support::Status s = mixc::analysis::intervene(checkpoint, rewritten.graph, spec, opts, results, table);
       !s.isOk())
     throw std::runtime_error("mixc: " + s.message());
   py::list label, pClean, pCorrupt, pPatched, attrib, lo, hi, kept;
   for (size_t c = 0; c < results.size(); ++c) {
-    const mixc::train::CellResult &r = results[c];
-    label.append(rw.cells[c].label);
+    const mixc::analysis::CellResult &r = results[c];
+    label.append(spec.cells[c].label);
     pClean.append(r.pClean), pCorrupt.append(r.pCorrupt), pPatched.append(r.pPatched);
     attrib.append(r.kept ? py::cast(r.attrib) : py::none());
     lo.append(r.interval.valid ? py::cast(r.interval.lo) : py::none());
@@ -197,7 +185,7 @@ py::dict intervene(const std::string &run, const std::string &script, int64_t si
   py::dict out;
   out["label"] = label, out["p_clean"] = pClean, out["p_corrupt"] = pCorrupt, out["p_patched"] = pPatched;
   out["attrib"] = attrib, out["attrib_lo"] = lo, out["attrib_hi"] = hi, out["kept"] = kept;
-  out["readout"] = rw.readout;
+  out["readout"] = spec.readout;
   out["report"] = table.str();
   return out;
 }
@@ -210,7 +198,7 @@ PYBIND11_MODULE(_mixc, m) {
       .def("forward", &PyModel::forward, py::arg("tokens"))
       .def("run_with_cache", &PyModel::runWithCache, py::arg("tokens"), py::arg("names"))
       .def("parameters", &PyModel::parameters)
-      .def("names", [](const PyModel &p) { return pointsToPython(mix::namedPoints(p.get().graph())); })
+      .def("names", [](const PyModel &p) { return pointsToPython(mixc::app::namedPoints(p.get().graph())); })
       .def("graph_json", [](const PyModel &p) { return mixc::graph::toJson(p.get().graph()); })
       .def_property_readonly("model_name", [](const PyModel &p) { return p.get().graph().model; })
       .def_readonly("source", &PyModel::source);

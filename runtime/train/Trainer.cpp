@@ -440,6 +440,7 @@ support::Status timeSteps(const TrainConfig &c, const graph::Graph &g, const Run
   torch::optim::AdamW optimizer = makeOptimizer(*model, c);
   const StepCount count = stepCount(c, trainSet);
   out.totalSteps = count.total;
+  out.backend = opts.kernels ? "generated" : "libtorch";
   trainStep(*model, optimizer, trainSet, c, count.perEpoch, 0); // warm-up: allocations, first-touch
   auto start = std::chrono::steady_clock::now();
   StepResult last;

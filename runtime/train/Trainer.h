@@ -7,6 +7,7 @@
 #ifndef MIXC_RUNTIME_TRAIN_TRAINER_H
 #define MIXC_RUNTIME_TRAIN_TRAINER_H
 
+#include "support/StepTiming.h"
 #include "abi/Graph.h"
 #include "runtime/kernels/KernelBuild.h"
 #include "runtime/train/Config.h"
@@ -42,10 +43,7 @@ support::Status train(const TrainConfig &config, const graph::Graph &graph, cons
 /// What one cell of a sweep costs, from a few timed steps on the task's
 /// own data: the run's step count, seconds per training step (forward,
 /// backward, AdamW), and seconds of evaluation over the whole run.
-struct StepTiming {
-  int64_t totalSteps = 0;
-  double stepSec = 0, evalSec = 0;
-};
+using StepTiming = support::StepTiming;
 
 /// Times `steps` training steps (after one warm-up step) and one evaluation;
 /// writes nothing to the run folder. Fails if the model, the kernels or the

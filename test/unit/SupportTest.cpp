@@ -5,6 +5,7 @@
 #include "support/Suggest.h"
 #include "support/TextFile.h"
 #include "support/Format.h"
+#include "support/StepTiming.h"
 #include "support/Ticks.h"
 #include "support/OutputGuard.h"
 
@@ -197,4 +198,33 @@ TEST(OutputGuard, MixcsOwnFilesAreRefusedOnlyInItsFolders) {
   std::ofstream(d / "mine" / "mixc-bundle") << "mixc bundle 1";
   EXPECT_EQ(foreignFolder((d / "mine").string(), {"mixc-bundle"}, "a bundle"), "");
   fs::remove_all(d);
+}
+
+// The step-timing file a timed train run leaves for the sweep: what is
+// written is read back; another format, version or a damaged file is an
+// error naming the file, never a zero cost.
+TEST(StepTiming, RoundTripsAndRefusesOtherFiles) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "step-timing";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string error;
+  mixc::support::StepTiming t{50016, 0.0125, 4.5, "generated"}, back;
+  ASSERT_TRUE(mixc::support::writeStepTiming(dir.string(), t, error)) << error;
+  ASSERT_TRUE(mixc::support::readStepTiming(dir.string(), back, error)) << error;
+  EXPECT_EQ(back.totalSteps, 50016);
+  EXPECT_DOUBLE_EQ(back.stepSec, 0.0125);
+  EXPECT_DOUBLE_EQ(back.evalSec, 4.5);
+  EXPECT_EQ(back.backend, "generated");
+  const fs::path file = dir / mixc::support::kStepTimingFile;
+  for (const char *text : {R"({"format": "mixc-step-timing", "version": 2, "total_steps": 1, "step_s": 1, "eval_s": 0, "backend": "x"})",
+                           R"({"format": "other", "version": 1})", R"({"format": "mixc-step-timing", "version": 1})",
+                           "timing: total_steps=5 step_s=0.1", ""}) {
+    std::ofstream(file) << text;
+    error.clear();
+    EXPECT_FALSE(mixc::support::readStepTiming(dir.string(), back, error)) << text;
+    EXPECT_NE(error.find("step-timing.json"), std::string::npos) << error;
+  }
+  fs::remove(file);
+  EXPECT_FALSE(mixc::support::readStepTiming(dir.string(), back, error));
 }

@@ -6,15 +6,15 @@
 // means, computed plainly here.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/train/Bootstrap.h"
+#include "runtime/analysis/Bootstrap.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
-using mixc::train::bootstrapAttrib;
-using mixc::train::Interval;
+using mixc::analysis::bootstrapAttrib;
+using mixc::analysis::Interval;
 
 namespace {
 struct Docs {

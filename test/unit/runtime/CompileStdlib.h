@@ -4,8 +4,7 @@
 #ifndef MIXC_TEST_UNIT_RUNTIME_COMPILESTDLIB_H
 #define MIXC_TEST_UNIT_RUNTIME_COMPILESTDLIB_H
 
-#include "dsl/Frontend.h"
-#include "mix/Compiler.h"
+#include "app/Compile.h"
 
 #include <gtest/gtest.h>
 
@@ -17,15 +16,11 @@
 /// Compiles the model in `file` (relative to the source root).
 inline mix::CompileResult compileMixFile(const std::string &file,
                                          const std::vector<mixc::dsl::ConfigEntry> &config) {
-  mixc::dsl::Frontend fe({MIXC_SOURCE_ROOT});
   std::ostringstream err;
-  EXPECT_TRUE(fe.load(std::string(MIXC_SOURCE_ROOT) + "/" + file, err)) << err.str();
-  auto program = fe.elaborate("", config, err);
-  EXPECT_TRUE(program) << err.str();
   mix::CompileResult result;
-  if (program) {
-    EXPECT_TRUE(mix::compileProgram(*program, fe.sources(), mix::Stage::Lowered, result, err)) << err.str();
-  }
+  mixc::support::Status st =
+      mixc::app::compiler().compile({std::string(MIXC_SOURCE_ROOT) + "/" + file, "", config}, result, err);
+  EXPECT_TRUE(st.isOk()) << err.str() << st.message();
   return result;
 }
 
@@ -38,15 +33,10 @@ inline mix::CompileResult compileMixSource(const std::string &text, const std::s
     std::ofstream out(path);
     out << text;
   }
-  mixc::dsl::Frontend fe({MIXC_SOURCE_ROOT});
   std::ostringstream err;
-  EXPECT_TRUE(fe.load(path, err)) << err.str() << "\n" << text;
-  auto program = fe.elaborate("", config, err);
-  EXPECT_TRUE(program) << err.str() << "\n" << text;
   mix::CompileResult result;
-  if (program) {
-    EXPECT_TRUE(mix::compileProgram(*program, fe.sources(), mix::Stage::Lowered, result, err)) << err.str();
-  }
+  mixc::support::Status st = mixc::app::compiler().compile({path, "", config}, result, err);
+  EXPECT_TRUE(st.isOk()) << err.str() << st.message() << "\n" << text;
   return result;
 }
 

@@ -6,7 +6,7 @@
 #include "TestModels.h"
 #include "runtime/core/Interventions.h"
 #include "runtime/core/Model.h"
-#include "runtime/train/Rotation.h"
+#include "runtime/analysis/Rotation.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 #include <sstream>
 
 using mixc::rt::Model;
-using mixc::train::Rotation;
+using mixc::analysis::Rotation;
 namespace graph = mixc::graph;
 
 namespace {
@@ -87,12 +87,12 @@ TEST(Das, RotationGradientMatchesFiniteDifferences) {
 TEST(Das, InterchangeMatchesTheNaiveReference) {
   at::manual_seed(5);
   at::Tensor base = at::randn({4, 10}), source = at::randn({4, 10});
-  at::Tensor rows = mixc::train::randomOrthogonal(10, generator(6)).narrow(0, 0, 3);
+  at::Tensor rows = mixc::analysis::randomOrthogonal(10, generator(6)).narrow(0, 0, 3);
   at::Tensor mixed = mixc::rt::interchangeSubspace(base, source, rows);
   EXPECT_LT((mixed.to(at::kDouble) - naiveInterchange(base, source, rows)).abs().max().item<double>(), 1e-5);
   // In the subspace the source's coordinates, outside it the base's.
   EXPECT_LT((at::matmul(mixed - source, rows.t())).abs().max().item<double>(), 1e-5);
-  at::Tensor complement = mixc::train::randomOrthogonal(10, generator(6)).narrow(0, 3, 7);
+  at::Tensor complement = mixc::analysis::randomOrthogonal(10, generator(6)).narrow(0, 3, 7);
   EXPECT_LT((at::matmul(mixed - base, complement.t())).abs().max().item<double>(), 1e-5);
   // The whole space: the source itself.
   EXPECT_LT((mixc::rt::interchangeSubspace(base, source, at::eye(10)) - source).abs().max().item<double>(), 1e-6);
@@ -119,7 +119,7 @@ TEST(Das, ADasNodeInterchangesItsSubspaceInTheModel) {
   Model::Interventions iv;
   iv.docs = 4;
   iv.roles["value"] = at::tensor({2, 3, 5, 7}, at::kLong);
-  at::Tensor rows = mixc::train::randomOrthogonal(16, generator(11)).narrow(0, 0, 3).clone().set_requires_grad(true);
+  at::Tensor rows = mixc::analysis::randomOrthogonal(16, generator(11)).narrow(0, 0, 3).clone().set_requires_grad(true);
   iv.rotations["layers[1].block_input@c0"] = rows;
   o.interventions = iv;
   at::Tensor before, after;
@@ -164,7 +164,7 @@ namespace {
 /// variable thus lives in the 2-d subspace spanned by P's first two columns,
 /// aligned with none of h's channels.
 struct Planted {
-  at::Tensor P = mixc::train::randomOrthogonal(16, generator(12)), codes;
+  at::Tensor P = mixc::analysis::randomOrthogonal(16, generator(12)), codes;
   Planted() {
     at::Tensor angle = at::arange(8, at::kFloat) * (2 * M_PI / 8);
     codes = 3 * at::stack({at::cos(angle), at::sin(angle)}, 1); // [8, 2]

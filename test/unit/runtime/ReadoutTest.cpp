@@ -1,12 +1,12 @@
 //===- ReadoutTest.cpp - the intervention readouts against plain loops -----===//
-#include "runtime/train/Readout.h"
+#include "runtime/analysis/Readout.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cmath>
 
-using mixc::train::readouts;
+using mixc::analysis::readouts;
 
 namespace {
 // [blocks = 3, m = 4, V = 6] logits; block 1 is the corrupted run.

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace mixc::train {
+namespace mixc::analysis {
 
 struct Interval {
   double lo = 0, hi = 0;
@@ -29,6 +29,6 @@ std::vector<Interval> bootstrapAttrib(const std::vector<double> &pClean, const s
                                       const std::vector<std::vector<double>> &pPatched, int replicates,
                                       uint64_t seed, double minDenominator = 0.01);
 
-} // namespace mixc::train
+} // namespace mixc::analysis
 
 #endif

@@ -16,9 +16,9 @@
 #ifndef MIXC_RUNTIME_TRAIN_ATTRIBUTE_H
 #define MIXC_RUNTIME_TRAIN_ATTRIBUTE_H
 
-#include "runtime/train/Intervene.h"
+#include "runtime/analysis/Intervene.h"
 
-namespace mixc::train {
+namespace mixc::analysis {
 
 struct Attribution {
   double estimate = 0;       // AtP's Attrib (0 when the denominator is ≤ 0.01)
@@ -38,6 +38,6 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &rew
 double pearson(const std::vector<double> &x, const std::vector<double> &y);
 double spearman(const std::vector<double> &x, const std::vector<double> &y);
 
-} // namespace mixc::train
+} // namespace mixc::analysis
 
 #endif

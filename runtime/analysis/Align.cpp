@@ -1,11 +1,11 @@
 //===- Align.cpp - `mixc align`: DAS, trained for every cell at once --------===//
-#include "runtime/train/Align.h"
+#include "runtime/analysis/Align.h"
 #include "runtime/core/Model.h"
 #include "runtime/core/NodeAttrs.h"
 #include "runtime/tasks/Task.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Report.h"
-#include "runtime/train/Rotation.h"
+#include "runtime/analysis/Rotation.h"
 #include "support/Format.h"
 #include "support/Safetensors.h"
 
@@ -18,7 +18,7 @@
 #include <numeric>
 #include <random>
 
-namespace mixc::train {
+namespace mixc::analysis {
 namespace fs = std::filesystem;
 namespace {
 
@@ -84,9 +84,9 @@ support::Status align(const std::string &checkpoint, const graph::Graph &g, cons
   if (opts.steps < 0 || opts.batch < 1 || !(opts.lr > 0))
     return support::Status::failed("align: steps ≥ 0, batch ≥ 1 and lr > 0 are needed");
 
-  Restored restored;
+  train::Restored restored;
   std::string error;
-  if (!restore(checkpoint, &g, restored, error, opts.kernels))
+  if (!train::restore(checkpoint, &g, restored, error, opts.kernels))
     return support::Status::failed(error);
   rt::Model &model = *restored.model;
   for (at::Tensor t : model.trainable()) // the model is frozen: only the rotations learn
@@ -191,7 +191,7 @@ support::Status align(const std::string &checkpoint, const graph::Graph &g, cons
   }
 
   std::string folderPath;
-  if (std::string error; !analysisFolder(checkpoint, "align", opts.outDir, opts.scriptName, folderPath, error))
+  if (std::string error; !train::analysisFolder(checkpoint, "align", opts.outDir, opts.scriptName, folderPath, error))
     return support::Status::failed(error);
   const fs::path folder = folderPath;
   std::ostringstream csv;
@@ -202,7 +202,7 @@ support::Status align(const std::string &checkpoint, const graph::Graph &g, cons
         << support::format("%.6f", r.iiaChannels) << "," << support::format("%.6f", r.iiaPatch) << ","
         << support::format("%.6f", r.trainLoss) << "," << support::format("%.3g", r.orthogonality) << "\n";
   }
-  writeFileAtomically((folder / "iia.csv").string(), csv.str());
+  train::writeFileAtomically((folder / "iia.csv").string(), csv.str());
   std::vector<CellResult> shown(C);
   for (int64_t c = 0; c < C; ++c)
     shown[c].attrib = results[c].iia, shown[c].kept = true;
@@ -235,4 +235,4 @@ support::Status align(const std::string &checkpoint, const graph::Graph &g, cons
   return support::Status::ok();
 }
 
-} // namespace mixc::train
+} // namespace mixc::analysis

@@ -3,18 +3,19 @@
 // What `mixc names` prints and the Python module's `names()` returns: every
 // input, parameter, node and recurrent state of a runtime graph, with what a
 // rewrite script may do to it (the rewrite pass's own rules: dsl::nodeActions
-// for nodes, abi/StateLayout.h for states).
+// for nodes, abi/StateLayout.h for states). It reads only the runtime graph,
+// so the runtime-only build has it too.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MIX_NAMES_H
-#define MIX_NAMES_H
+#ifndef MIXC_APP_NAMES_H
+#define MIXC_APP_NAMES_H
 
 #include "abi/Graph.h"
 
 #include <string>
 #include <vector>
 
-namespace mix {
+namespace mixc::app {
 
 struct NamedPoint {
   std::string kind;                 // input, param, buffer, node, state
@@ -26,11 +27,11 @@ struct NamedPoint {
 
 /// In graph order: inputs, parameters and buffers, then each node followed
 /// by its recurrent state, if any.
-std::vector<NamedPoint> namedPoints(const mixc::graph::Graph &g);
+std::vector<NamedPoint> namedPoints(const graph::Graph &g);
 
 /// The listing `mixc names` prints, one point a line.
 std::string formatNamedPoints(const std::vector<NamedPoint> &points);
 
-} // namespace mix
+} // namespace mixc::app
 
 #endif

@@ -1,12 +1,12 @@
 //===- Attribute.cpp - `mixc attribute`: attribution patching (AtP) --------===//
-#include "runtime/train/Attribute.h"
+#include "runtime/analysis/Attribute.h"
 #include "runtime/core/Interventions.h"
 #include "runtime/core/Model.h"
 #include "runtime/core/NodeAttrs.h"
 #include "runtime/tasks/Task.h"
 #include "runtime/train/Batches.h"
 #include "runtime/train/Checkpoint.h"
-#include "runtime/train/Readout.h"
+#include "runtime/analysis/Readout.h"
 #include "runtime/train/Report.h"
 #include "support/Format.h"
 
@@ -19,7 +19,7 @@
 #include <random>
 #include <sstream>
 
-namespace mixc::train {
+namespace mixc::analysis {
 namespace fs = std::filesystem;
 
 double pearson(const std::vector<double> &x, const std::vector<double> &y) {
@@ -82,9 +82,9 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
     if (probes[c].empty())
       return support::Status::failed("attribute: cell '" + spec.cells[c].label + "' has no patch node");
 
-  Restored restored;
+  train::Restored restored;
   std::string error;
-  if (!restore(checkpoint, &g, restored, error, opts.kernels))
+  if (!train::restore(checkpoint, &g, restored, error, opts.kernels))
     return support::Status::failed(error);
   rt::Model &model = *restored.model;
   tasks::TaskData data;
@@ -148,7 +148,7 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
     results[c].estimate = results[c].kept ? delta[c] / static_cast<double>(n) / denom : 0;
   }
   std::string folderPath;
-  if (std::string error; !analysisFolder(checkpoint, "attribution", opts.outDir, opts.scriptName, folderPath, error))
+  if (std::string error; !train::analysisFolder(checkpoint, "attribution", opts.outDir, opts.scriptName, folderPath, error))
     return support::Status::failed(error);
   const fs::path folder = folderPath;
   std::vector<CellResult> exact;
@@ -211,7 +211,7 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
     out << support::format("%-44s %10s %10s\n", spec.cells[c].label.c_str(), a.kept ? fmt(a.estimate).c_str() : "n/a",
                            a.checked ? fmt(a.exact).c_str() : "");
   }
-  writeFileAtomically((folder / "attribution.csv").string(), csv.str());
+  train::writeFileAtomically((folder / "attribution.csv").string(), csv.str());
   std::vector<CellResult> shown(C);
   for (int64_t c = 0; c < C; ++c)
     shown[c].attrib = results[c].estimate, shown[c].kept = results[c].kept;
@@ -243,4 +243,4 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
   return support::Status::ok();
 }
 
-} // namespace mixc::train
+} // namespace mixc::analysis

@@ -1,5 +1,5 @@
 //===- Names.cpp - a compiled model's intervention points -------------------===//
-#include "mix/Names.h"
+#include "app/Names.h"
 
 #include "abi/StateLayout.h"
 #include "dsl/Rewrite.h"
@@ -7,21 +7,21 @@
 #include <algorithm>
 #include <sstream>
 
-namespace mix {
+namespace mixc::app {
 
-std::vector<NamedPoint> namedPoints(const mixc::graph::Graph &g) {
+std::vector<NamedPoint> namedPoints(const graph::Graph &g) {
   std::vector<NamedPoint> out;
   for (const auto &in : g.inputs)
     out.push_back({"input", in.name, "", {}, ""});
   for (const auto &p : g.params)
     out.push_back({p.trainable ? "param" : "buffer", p.name, "", {}, ""});
-  const auto shapes = mixc::graph::valueShapes(g);
+  const auto shapes = graph::valueShapes(g);
   for (const auto &n : g.nodes) {
     const std::vector<int64_t> *first = nullptr;
     if (!n.inputs.empty())
       if (auto it = shapes.find(n.inputs[0]); it != shapes.end())
         first = &it->second;
-    mixc::dsl::NodeActions can = mixc::dsl::nodeActions(n.shapes, first);
+    dsl::NodeActions can = dsl::nodeActions(n.shapes, first);
     NamedPoint node{"node", n.name, n.op, {}, ""};
     if (can.intervene)
       node.actions.push_back("intervene");
@@ -31,8 +31,8 @@ std::vector<NamedPoint> namedPoints(const mixc::graph::Graph &g) {
     if (n.op == "scan") { // a DSL scan's states, as declared
       const int64_t states = static_cast<int64_t>(std::min<size_t>(n.attrs.at("num_states").i, n.bodyArgs.size()));
       for (int64_t k = 0; k < states; ++k) {
-        const mixc::graph::Input &arg = n.bodyArgs[k];
-        auto [layout, size] = mixc::graph::scanStateLayout(arg.shape);
+        const graph::Input &arg = n.bodyArgs[k];
+        auto [layout, size] = graph::scanStateLayout(arg.shape);
         out.push_back({"state", arg.name, n.op, {"intervene"}, layout + " = " + std::to_string(size) + " floats"});
       }
       // The step's own values, [B, ...] once a step: P is the step.
@@ -45,13 +45,13 @@ std::vector<NamedPoint> namedPoints(const mixc::graph::Graph &g) {
     auto it = n.attrs.find("state_name");
     if (it == n.attrs.end())
       continue;
-    NamedPoint state{"state", it->second.s, n.op, {}, mixc::graph::stateRefusal(n.op)};
+    NamedPoint state{"state", it->second.s, n.op, {}, graph::stateRefusal(n.op)};
     if (state.note.empty()) {
       std::vector<std::vector<int64_t>> operands;
       for (const std::string &in : n.inputs)
         operands.push_back(shapes.count(in) ? shapes.at(in) : std::vector<int64_t>{});
-      state.note = mixc::graph::stateLayout(n.op) + " = " +
-                   std::to_string(mixc::graph::stateSize(n.op, operands)) + " floats";
+      state.note = graph::stateLayout(n.op) + " = " +
+                   std::to_string(graph::stateSize(n.op, operands)) + " floats";
       state.actions.push_back("intervene");
     }
     out.push_back(std::move(state));
@@ -78,4 +78,4 @@ std::string formatNamedPoints(const std::vector<NamedPoint> &points) {
   return ss.str();
 }
 
-} // namespace mix
+} // namespace mixc::app

@@ -17,7 +17,7 @@
 
 #include "abi/Graph.h"
 #include "runtime/core/Model.h"
-#include "runtime/train/Bootstrap.h"
+#include "runtime/analysis/Bootstrap.h"
 #include "support/Status.h"
 
 #include <cstdint>
@@ -36,7 +36,7 @@ namespace mixc::tasks {
 struct Dataset;
 } // namespace mixc::tasks
 
-namespace mixc::train {
+namespace mixc::analysis {
 
 struct Cell {
   std::string label;
@@ -120,6 +120,6 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &rew
                           const InterveneSpec &spec, const InterveneOptions &options,
                           std::vector<CellResult> &results, std::ostream &out);
 
-} // namespace mixc::train
+} // namespace mixc::analysis
 
 #endif

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-namespace mixc::train {
+namespace mixc::analysis {
 
 class ActivationSaver {
 public:
@@ -55,6 +55,6 @@ private:
   support::Status status_ = support::Status::ok();
 };
 
-} // namespace mixc::train
+} // namespace mixc::analysis
 
 #endif

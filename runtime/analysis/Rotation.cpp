@@ -1,9 +1,9 @@
 //===- Rotation.cpp - Cayley-parametrised rotations for DAS -----------------===//
-#include "runtime/train/Rotation.h"
+#include "runtime/analysis/Rotation.h"
 
 #include <torch/torch.h>
 
-namespace mixc::train {
+namespace mixc::analysis {
 
 at::Tensor cayley(const at::Tensor &skew) {
   at::Tensor eye = at::eye(skew.size(0), skew.options());
@@ -30,4 +30,4 @@ double Rotation::orthogonalityError() const {
   return (at::matmul(r, r.t()) - at::eye(r.size(0), r.options())).abs().max().item<double>();
 }
 
-} // namespace mixc::train
+} // namespace mixc::analysis

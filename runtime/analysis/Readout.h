@@ -16,7 +16,7 @@
 
 #include <string>
 
-namespace mixc::train {
+namespace mixc::analysis {
 
 /// Per run (block) and document: p(true answer), and the chosen readout.
 struct Readouts {
@@ -26,6 +26,6 @@ struct Readouts {
 /// logits [blocks, m, V]; target [m]; `corrupt` is the corrupted run's block.
 Readouts readouts(const at::Tensor &logits, const at::Tensor &target, int64_t corrupt, const std::string &readout);
 
-} // namespace mixc::train
+} // namespace mixc::analysis
 
 #endif

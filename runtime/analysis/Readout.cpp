@@ -1,9 +1,9 @@
 //===- Readout.cpp - what an intervention measures, per document ----------===//
-#include "runtime/train/Readout.h"
+#include "runtime/analysis/Readout.h"
 
 #include <limits>
 
-namespace mixc::train {
+namespace mixc::analysis {
 
 Readouts readouts(const at::Tensor &logits, const at::Tensor &target, int64_t corrupt, const std::string &readout) {
   const int64_t blocks = logits.size(0), m = logits.size(1);
@@ -26,4 +26,4 @@ Readouts readouts(const at::Tensor &logits, const at::Tensor &target, int64_t co
   return r;
 }
 
-} // namespace mixc::train
+} // namespace mixc::analysis

@@ -1,5 +1,5 @@
 //===- Intervene.cpp - `mixc intervene`: patching and ablation, batched -----===//
-#include "runtime/train/Intervene.h"
+#include "runtime/analysis/Intervene.h"
 #include "abi/StateLayout.h"
 #include "dsl/Rewrite.h"
 #include "support/Suggest.h"
@@ -8,9 +8,9 @@
 #include "runtime/core/NodeAttrs.h"
 #include "runtime/tasks/Task.h"
 #include "runtime/train/Batches.h"
-#include "runtime/train/Activations.h"
-#include "runtime/train/Bootstrap.h"
-#include "runtime/train/Readout.h"
+#include "runtime/analysis/Activations.h"
+#include "runtime/analysis/Bootstrap.h"
+#include "runtime/analysis/Readout.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Config.h"
 #include "runtime/train/Report.h"
@@ -28,14 +28,14 @@
 #include <set>
 #include <sstream>
 
-namespace mixc::train {
+namespace mixc::analysis {
 namespace fs = std::filesystem;
 
 bool checkpointGraph(const std::string &where, std::string &graphJson, std::string &path,
                      std::string &error) {
-  path = checkpointPath(where);
-  CheckpointMeta meta;
-  if (!readCheckpointMeta(path, meta, error))
+  path = train::checkpointPath(where);
+  train::CheckpointMeta meta;
+  if (!train::readCheckpointMeta(path, meta, error))
     return false;
   graphJson = meta.graphJson;
   return true;
@@ -65,14 +65,14 @@ DocumentChunk documentChunk(const tasks::Dataset &d, const std::vector<int32_t> 
   DocumentChunk k;
   k.m = j - i;
   const int64_t len = d.maxLength(i, j); // a chunk needs no more columns (causal models)
-  at::Tensor clean = int64Rows(d.tokens, i, j, d.seqLen).narrow(1, 0, len);
-  at::Tensor corrupt = int64Rows(corrupted, i, j, d.seqLen).narrow(1, 0, len);
+  at::Tensor clean = train::int64Rows(d.tokens, i, j, d.seqLen).narrow(1, 0, len);
+  at::Tensor corrupt = train::int64Rows(corrupted, i, j, d.seqLen).narrow(1, 0, len);
   k.base = swap ? clean : corrupt, k.source = swap ? corrupt : clean;
-  k.readout = int64Slice(d.readout, i, j), k.target = int64Slice(d.target, i, j);
+  k.readout = train::int64Slice(d.readout, i, j), k.target = train::int64Slice(d.target, i, j);
   k.iv.docs = k.m;
-  k.iv.roles = {{"key", int64Slice(d.keyPos, i, j)},     {"value", int64Slice(d.valuePos, i, j)},
-                {"query", int64Slice(d.queryPos, i, j)}, {"divider", int64Slice(d.dividerPos, i, j)},
-                {"answer", int64Slice(d.queryPos, i, j) + 1}};
+  k.iv.roles = {{"key", train::int64Slice(d.keyPos, i, j)},     {"value", train::int64Slice(d.valuePos, i, j)},
+                {"query", train::int64Slice(d.queryPos, i, j)}, {"divider", train::int64Slice(d.dividerPos, i, j)},
+                {"answer", train::int64Slice(d.queryPos, i, j) + 1}};
   return k;
 }
 
@@ -106,7 +106,7 @@ void writePerExample(const std::string &path, const std::string &readout, const 
       csv << "," << fmt(cell[i]);
     csv << "\n";
   }
-  writeFileAtomically(path, csv.str());
+  train::writeFileAtomically(path, csv.str());
 }
 
 /// One heatmap of cells that all have exactly two sweep coordinates.
@@ -172,7 +172,7 @@ void writeOneHeatmap(const std::string &path, const InterveneSpec &spec, const s
     s << "<text x='" << sx + 18 << "' y='" << y0 + sh - sh * k / 4 + 4 << "' font-size='10'>" << k * 0.25 << "</text>\n";
   s << "<text x='" << sx << "' y='" << y0 - 8 << "' font-size='11'>" << scale << "</text>\n";
   s << "</svg>\n";
-  writeFileAtomically(path, s.str());
+  train::writeFileAtomically(path, s.str());
 }
 
 /// A file-name-safe form of "layer=0 head=3".
@@ -302,11 +302,11 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
     if (n.op == "patch" && rt::attrI(n, "das", 0) > 0)
       return support::Status::failed("intervene: '" + n.name + "' is a das(k) cell, whose subspace is learned; "
                                      "`mixc align RUN SCRIPT` trains and evaluates it");
-  Restored restored;
+  train::Restored restored;
   std::string error;
-  if (!restore(checkpoint, &g, restored, error, opts.kernels))
+  if (!train::restore(checkpoint, &g, restored, error, opts.kernels))
     return support::Status::failed(error);
-  const TrainConfig &config = restored.config;
+  const train::TrainConfig &config = restored.config;
   std::unique_ptr<rt::Model> &model = restored.model;
   tasks::TaskData data;
   if (support::Status loaded = tasks::loadTask(config.task, config.cacheDir, data); !loaded.isOk())
@@ -396,7 +396,7 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
   }
 
   std::string folderPath;
-  if (std::string error; !analysisFolder(checkpoint, "interventions", opts.outDir, opts.scriptName, folderPath, error))
+  if (std::string error; !train::analysisFolder(checkpoint, "interventions", opts.outDir, opts.scriptName, folderPath, error))
     return support::Status::failed(error);
   const fs::path folder = folderPath;
   std::ostringstream csv;
@@ -421,7 +421,7 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
     csv << "," << spec.readout << "," << fmt(results[c].rClean) << "," << fmt(results[c].rCorrupt) << ","
         << fmt(results[c].rPatched) << "\n";
   }
-  writeFileAtomically((folder / "attrib.csv").string(), csv.str());
+  train::writeFileAtomically((folder / "attrib.csv").string(), csv.str());
   // Capped so that a 10,000-cell sweep does not write hundreds of megabytes.
   const bool perExample = static_cast<double>(C) * static_cast<double>(n) <= kMaxPerExampleValues;
   if (perExample)
@@ -475,4 +475,4 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
   return support::Status::ok();
 }
 
-} // namespace mixc::train
+} // namespace mixc::analysis

@@ -1,11 +1,11 @@
 //===- Bootstrap.cpp - percentile bootstrap of a ratio of means ------------===//
-#include "runtime/train/Bootstrap.h"
+#include "runtime/analysis/Bootstrap.h"
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 
-namespace mixc::train {
+namespace mixc::analysis {
 
 std::vector<Interval> bootstrapAttrib(const std::vector<double> &pClean, const std::vector<double> &pCorrupt,
                                       const std::vector<std::vector<double>> &pPatched, int replicates,
@@ -52,4 +52,4 @@ std::vector<Interval> bootstrapAttrib(const std::vector<double> &pClean, const s
   return out;
 }
 
-} // namespace mixc::train
+} // namespace mixc::analysis

@@ -25,9 +25,9 @@
 #ifndef MIXC_RUNTIME_TRAIN_ALIGN_H
 #define MIXC_RUNTIME_TRAIN_ALIGN_H
 
-#include "runtime/train/Intervene.h"
+#include "runtime/analysis/Intervene.h"
 
-namespace mixc::train {
+namespace mixc::analysis {
 
 struct AlignOptions {
   std::string outDir;         // empty: <run>/align/<scriptName>
@@ -56,6 +56,6 @@ struct AlignResult {
 support::Status align(const std::string &checkpoint, const graph::Graph &rewritten, const InterveneSpec &spec,
                       const AlignOptions &options, std::vector<AlignResult> &results, std::ostream &out);
 
-} // namespace mixc::train
+} // namespace mixc::analysis
 
 #endif

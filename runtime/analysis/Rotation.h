@@ -19,7 +19,7 @@
 
 #include <cstdint>
 
-namespace mixc::train {
+namespace mixc::analysis {
 
 /// (I + A)⁻¹ (I − A) for a skew-symmetric A [W, W]: orthogonal, and −1 is
 /// never an eigenvalue of a skew matrix, so I + A is always invertible.
@@ -47,6 +47,6 @@ private:
   int64_t k_;
 };
 
-} // namespace mixc::train
+} // namespace mixc::analysis
 
 #endif

@@ -1,10 +1,10 @@
 //===- Activations.cpp - named node values out of an intervention run -----===//
-#include "runtime/train/Activations.h"
+#include "runtime/analysis/Activations.h"
 #include "runtime/train/Weights.h"
 #include "support/Safetensors.h"
 
 
-namespace mixc::train {
+namespace mixc::analysis {
 
 ActivationSaver::ActivationSaver(std::set<std::string> nodes, int64_t docs, int64_t seqLen, int64_t cells,
                                  double limitValues)
@@ -78,7 +78,7 @@ support::Status ActivationSaver::write(const std::string &path,
   if (!status_.isOk())
     return status_;
   std::vector<support::StoredTensor> stored;
-  auto add = [&](const std::string &name, const at::Tensor &t) { stored.push_back(storedF32(name, t)); };
+  auto add = [&](const std::string &name, const at::Tensor &t) { stored.push_back(train::storedF32(name, t)); };
   for (const auto &[node, s] : saved_) {
     add(node + ":clean", s.clean);
     add(node + ":corrupted", s.corrupted);
@@ -91,4 +91,4 @@ support::Status ActivationSaver::write(const std::string &path,
   return support::Status::ok();
 }
 
-} // namespace mixc::train
+} // namespace mixc::analysis

@@ -1,0 +1,42 @@
+//===- Models.h - a training config and the model it names --------*- C++ -*-===//
+#ifndef MIXC_APP_MODELS_H
+#define MIXC_APP_MODELS_H
+
+#include "app/Compile.h"
+#include "runtime/train/Config.h"
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace mixc::app {
+
+/// The training config at `path` ("": the built-in default) with `settings`
+/// (--set section.key=value) applied and `modelConfig` overriding its
+/// [model.config] (one config, several widths). Parse errors, located, go
+/// to `diagnostics`.
+support::Status loadTrainConfig(const std::string &path, const std::vector<std::string> &settings,
+                                const std::vector<dsl::ConfigEntry> &modelConfig, train::TrainConfig &config,
+                                std::ostream &diagnostics);
+
+/// The compiled model a training config names.
+struct TrainModel {
+  mix::CompileResult compiled;
+  bool fromBundle = false; // model.file is a bundle: compiled already, its rewrites go with the run
+};
+
+/// model.file compiled with the config's model and parameters (and the
+/// script `rewrite`, if any), or read from a bundle, whose parameters the
+/// config may restate but not change.
+support::Status modelForConfig(const train::TrainConfig &config, const std::string &rewrite,
+                               const std::vector<std::string> &includeDirs, TrainModel &out,
+                               std::ostream &diagnostics);
+
+/// A bundle at `outDir`: the compiled model with each script in `scripts`
+/// compiled against it (as `mixc intervene` applies them).
+support::Status writeBundle(const mix::CompileResult &compiled, const std::vector<std::string> &scripts,
+                            const std::string &outDir, std::ostream &diagnostics);
+
+} // namespace mixc::app
+
+#endif
