@@ -200,52 +200,61 @@ void copyLearningCurves(const Sweep &s, const fs::path &outDir, std::ostringstre
   md << ".\n\n";
 }
 
-void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md) {
-  md << "## " << s.title << "\n\n";
-  if (!s.description.empty())
-    md << s.description << "\n\n";
-  std::vector<std::string> groupAxes; // the model first (table rows), then the rest
+/// A sweep's finished runs grouped by every coordinate but the learning
+/// rate (the model first: the tables' rows), with each group's best run.
+struct Grid {
+  std::vector<std::string> groupAxes;
+  bool hasLr = false;
+  std::vector<std::string> groups; // in the results' order
+  std::map<std::string, Row> best;
+  std::map<std::string, std::vector<std::string>> coordsOf;
+  double wall = 0;
+  size_t ok = 0, failed = 0;
+};
+
+Grid gridOf(const Sweep &s) {
+  Grid grid;
+  std::vector<std::string> &groupAxes = grid.groupAxes;
   for (const std::string &a : s.axes)
     if (a == "model.file")
       groupAxes.push_back(a);
   for (const std::string &a : s.axes)
     if (a != "train.lr" && a != "model.file")
       groupAxes.push_back(a);
-  const bool hasLr = std::find(s.axes.begin(), s.axes.end(), "train.lr") != s.axes.end();
-
-  // Best run per group (all coordinates but the learning rate).
-  std::vector<std::string> groups;
-  std::map<std::string, Row> best;
-  std::map<std::string, std::vector<std::string>> coordsOf;
-  double wall = 0;
-  size_t ok = 0, failed = 0;
+  grid.hasLr = std::find(s.axes.begin(), s.axes.end(), "train.lr") != s.axes.end();
   for (const Row &r : s.results.rows) {
-    wall += number(r, "wall_s", 0);
+    grid.wall += number(r, "wall_s", 0);
     if (get(r, "status") != "ok") {
-      ++failed;
+      ++grid.failed;
       continue;
     }
-    ++ok;
+    ++grid.ok;
     std::string g;
     std::vector<std::string> coords;
     for (const std::string &a : groupAxes) {
       coords.push_back(shown(a, get(r, a)));
       g += (g.empty() ? "" : ", ") + coords.back();
     }
-    if (!best.count(g)) {
-      groups.push_back(g);
-      coordsOf[g] = coords;
-      best[g] = r;
-    } else if (number(r, "eval_acc", -1) > number(best[g], "eval_acc", -1)) {
-      best[g] = r;
+    if (!grid.best.count(g)) {
+      grid.groups.push_back(g);
+      grid.coordsOf[g] = coords;
+      grid.best[g] = r;
+    } else if (number(r, "eval_acc", -1) > number(grid.best[g], "eval_acc", -1)) {
+      grid.best[g] = r;
     }
   }
-  md << ok << " runs finished" << (failed ? ", " + std::to_string(failed) + " failed" : "")
-     << " (" << std::lround(wall / 60) << " min of runs, scale: " << s.scale << ").\n\n";
-  if (groups.empty())
-    return;
+  return grid;
+}
 
-  // Accuracy: first axis as rows, the remaining ones as columns.
+/// The accuracy table (first axis as rows, the others as columns) and its
+/// plot: the paper's figure where the grid has it (accuracy against the
+/// second axis, the width, a line per value of the first, each point marked
+/// with its learning rate), else bars per run.
+void accuracySection(const Sweep &s, Grid &grid, const fs::path &outDir, std::ostringstream &md) {
+  const std::vector<std::string> &groupAxes = grid.groupAxes, &groups = grid.groups;
+  const bool hasLr = grid.hasLr;
+  std::map<std::string, Row> &best = grid.best;
+  std::map<std::string, std::vector<std::string>> &coordsOf = grid.coordsOf;
   std::vector<std::string> rowsK, colsK;
   std::map<std::pair<std::string, std::string>, std::string> cellOf;
   for (const std::string &g : groups) {
@@ -284,9 +293,6 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
   }
   md << "\n";
 
-  // The paper's figure where the grid has it: accuracy against the second
-  // axis (the width), one line per value of the first (the architecture),
-  // each point marked with its learning rate; else bars per run.
   std::string accPlot = s.name + "-accuracy.svg";
   const std::string accTitle = s.title + ": test accuracy" + (hasLr ? " (best lr)" : "");
   if (groupAxes.size() == 2 && colsK.size() >= 2) {
@@ -310,7 +316,92 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
   }
   md << "![accuracy](plots/" << accPlot << ")\n\n";
 
-  // Interventions of each group's best run.
+}
+
+/// One script's interventions: a row per group's best run (Attrib per cell,
+/// the mechanism it reads as), and the Attrib plots where every run has
+/// the layer's block-input cells.
+void interventionSection(const Sweep &s, Grid &grid, const std::string &sc,
+                         std::map<std::string, std::vector<Row>> &cellsOfScript, const fs::path &outDir,
+                         std::ostringstream &md) {
+  const std::vector<std::string> &groups = grid.groups;
+  std::map<std::string, Row> &best = grid.best;
+  std::vector<std::string> labels;
+  for (const std::string &g : groups)
+    for (const Row &r : cellsOfScript[get(best[g], "cell")]) {
+      std::string l = get(r, "intervention");
+      if (std::find(labels.begin(), labels.end(), l) == labels.end())
+        labels.push_back(l);
+    }
+  if (labels.empty())
+    return;
+  md << "**Interventions: `" << sc << ".rw`** (best run of each; Attrib = (p_patched − p(y|c)) / "
+     << "(p(y|o) − p(y|c)), ratio of means)\n\n| run | " << mdCell("p(y|o)") << " | " << mdCell("p(y|c)") << " |";
+  for (const auto &l : labels)
+    md << " " << mdCell(l) << " |";
+  bool anyMechanism = false;
+  for (const std::string &g : groups)
+    anyMechanism |= mechanismOf(cellsOfScript[get(best[g], "cell")]).found;
+  if (anyMechanism)
+    md << " mechanism |";
+  md << "\n|---|---|---|";
+  for (size_t i = 0; i < labels.size() + anyMechanism; ++i)
+    md << "---|";
+  md << "\n";
+  std::vector<std::string> series = {"@key", "@value", "@query"};
+  std::vector<std::vector<double>> bars(3);
+  std::vector<Point> scatterVQ, scatterQK;
+  std::string layer;
+  for (const std::string &g : groups) {
+    const std::vector<Row> &rs = cellsOfScript[get(best[g], "cell")];
+    if (rs.empty())
+      continue;
+    md << "| " << mdCell(g) << " | " << two(number(rs[0], "p_clean")) << " | "
+       << two(number(rs[0], "p_corrupt")) << " |";
+    for (const auto &l : labels) {
+      auto it = std::find_if(rs.begin(), rs.end(), [&](const Row &r) { return get(r, "intervention") == l; });
+      md << " " << (it == rs.end() ? "–" : get(*it, "kept") == "1" ? attribText(*it) : "n/a") << " |";
+    }
+    Mechanism m = mechanismOf(rs);
+    if (anyMechanism)
+      md << " " << mdCell(classify(m)) << " |";
+    md << "\n";
+    if (m.found) {
+      layer = m.layer;
+      bars[0].push_back(m.key), bars[1].push_back(m.value), bars[2].push_back(m.query);
+      if (m.kept) {
+        scatterVQ.push_back({g, m.value, m.query});
+        scatterQK.push_back({g, m.query, m.key});
+      }
+    }
+  }
+  md << "\n";
+  if (!layer.empty() && bars[0].size() == groups.size()) {
+    std::string base = s.name + "-" + sc;
+    writeFileAtomically((outDir / "plots" / (base + "-attrib.svg")).string(),
+              barChart(s.title + ": Attrib at layer " + layer + " block input", groups, series, bars, "Attrib"));
+    writeFileAtomically((outDir / "plots" / (base + "-value-vs-query.svg")).string(),
+              scatterPlot(s.title + ": Attrib@Value vs Attrib@Query (layer " + layer + ")",
+                          "Attrib@Value", "Attrib@Query", scatterVQ));
+    writeFileAtomically((outDir / "plots" / (base + "-query-vs-key.svg")).string(),
+              scatterPlot(s.title + ": Attrib@Query vs Attrib@Key (layer " + layer + ")",
+                          "Attrib@Query", "Attrib@Key", scatterQK));
+    md << "![Attrib](plots/" << base << "-attrib.svg) ![value vs query](plots/" << base
+       << "-value-vs-query.svg) ![query vs key](plots/" << base << "-query-vs-key.svg)\n\n";
+  }
+}
+
+void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md) {
+  md << "## " << s.title << "\n\n";
+  if (!s.description.empty())
+    md << s.description << "\n\n";
+  Grid grid = gridOf(s);
+  md << grid.ok << " runs finished" << (grid.failed ? ", " + std::to_string(grid.failed) + " failed" : "")
+     << " (" << std::lround(grid.wall / 60) << " min of runs, scale: " << s.scale << ").\n\n";
+  if (grid.groups.empty())
+    return;
+  accuracySection(s, grid, outDir, md);
+  // Interventions of each group's best run, script by script.
   std::map<std::string, std::map<std::string, std::vector<Row>>> cells; // script → cell → rows
   std::vector<std::string> scripts;
   for (const Row &r : s.attrib.rows) {
@@ -319,71 +410,8 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
       scripts.push_back(sc);
     cells[sc][get(r, "cell")].push_back(r);
   }
-  for (const std::string &sc : scripts) {
-    std::vector<std::string> labels;
-    for (const std::string &g : groups)
-      for (const Row &r : cells[sc][get(best[g], "cell")]) {
-        std::string l = get(r, "intervention");
-        if (std::find(labels.begin(), labels.end(), l) == labels.end())
-          labels.push_back(l);
-      }
-    if (labels.empty())
-      continue;
-    md << "**Interventions: `" << sc << ".rw`** (best run of each; Attrib = (p_patched − p(y|c)) / "
-       << "(p(y|o) − p(y|c)), ratio of means)\n\n| run | " << mdCell("p(y|o)") << " | " << mdCell("p(y|c)") << " |";
-    for (const auto &l : labels)
-      md << " " << mdCell(l) << " |";
-    bool anyMechanism = false;
-    for (const std::string &g : groups)
-      anyMechanism |= mechanismOf(cells[sc][get(best[g], "cell")]).found;
-    if (anyMechanism)
-      md << " mechanism |";
-    md << "\n|---|---|---|";
-    for (size_t i = 0; i < labels.size() + anyMechanism; ++i)
-      md << "---|";
-    md << "\n";
-    std::vector<std::string> series = {"@key", "@value", "@query"};
-    std::vector<std::vector<double>> bars(3);
-    std::vector<Point> scatterVQ, scatterQK;
-    std::string layer;
-    for (const std::string &g : groups) {
-      const std::vector<Row> &rs = cells[sc][get(best[g], "cell")];
-      if (rs.empty())
-        continue;
-      md << "| " << mdCell(g) << " | " << two(number(rs[0], "p_clean")) << " | "
-         << two(number(rs[0], "p_corrupt")) << " |";
-      for (const auto &l : labels) {
-        auto it = std::find_if(rs.begin(), rs.end(), [&](const Row &r) { return get(r, "intervention") == l; });
-        md << " " << (it == rs.end() ? "–" : get(*it, "kept") == "1" ? attribText(*it) : "n/a") << " |";
-      }
-      Mechanism m = mechanismOf(rs);
-      if (anyMechanism)
-        md << " " << mdCell(classify(m)) << " |";
-      md << "\n";
-      if (m.found) {
-        layer = m.layer;
-        bars[0].push_back(m.key), bars[1].push_back(m.value), bars[2].push_back(m.query);
-        if (m.kept) {
-          scatterVQ.push_back({g, m.value, m.query});
-          scatterQK.push_back({g, m.query, m.key});
-        }
-      }
-    }
-    md << "\n";
-    if (!layer.empty() && bars[0].size() == groups.size()) {
-      std::string base = s.name + "-" + sc;
-      writeFileAtomically((outDir / "plots" / (base + "-attrib.svg")).string(),
-                barChart(s.title + ": Attrib at layer " + layer + " block input", groups, series, bars, "Attrib"));
-      writeFileAtomically((outDir / "plots" / (base + "-value-vs-query.svg")).string(),
-                scatterPlot(s.title + ": Attrib@Value vs Attrib@Query (layer " + layer + ")",
-                            "Attrib@Value", "Attrib@Query", scatterVQ));
-      writeFileAtomically((outDir / "plots" / (base + "-query-vs-key.svg")).string(),
-                scatterPlot(s.title + ": Attrib@Query vs Attrib@Key (layer " + layer + ")",
-                            "Attrib@Query", "Attrib@Key", scatterQK));
-      md << "![Attrib](plots/" << base << "-attrib.svg) ![value vs query](plots/" << base
-         << "-value-vs-query.svg) ![query vs key](plots/" << base << "-query-vs-key.svg)\n\n";
-    }
-  }
+  for (const std::string &sc : scripts)
+    interventionSection(s, grid, sc, cells[sc], outDir, md);
   copyLearningCurves(s, outDir, md);
   // The sweep's own tables, for anyone re-plotting.
   for (const char *f : {"results.csv", "attrib.csv"})

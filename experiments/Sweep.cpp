@@ -678,20 +678,9 @@ std::map<std::string, std::string> cellStates(const fs::path &out, const std::ve
 
 } // namespace
 
-support::Status runSweep(const SweepOptions &o, const support::Console &io) {
-  using support::format;
-  using support::Status;
-  Spec s;
-  std::vector<Cell> cells;
-  try {
-    s = readSpec(o);
-    cells = cellsOf(s);
-  } catch (const SweepError &e) {
-    return Status::failed(e.message);
-  }
-  const fs::path resultsPath = s.out / "results.csv";
-
-  // What the report needs to know about the sweep.
+namespace {
+/// sweep-meta.toml: what the report needs to know about the sweep.
+std::string metaText(const Spec &s, const SweepOptions &o) {
   toml::table meta;
   meta.insert("name", s.name);
   meta.insert("title", s.title);
@@ -709,43 +698,48 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
   }
   std::ostringstream metaText;
   metaText << meta << "\n";
+  return metaText.str();
+}
 
-  if (o.engine != "local" && o.engine != "slurm")
-    return Status::failed("--engine is local or slurm, got '" + o.engine + "'");
-  const Table results = readCsv(resultsPath.string()); // read again under the lock before a change
-  std::map<std::string, std::string> status; // cell → ok | failed
-  for (const auto &r : results.rows)
-    status[r.at("cell")] = r.count("status") ? r.at("status") : "ok";
-
-  if (o.status) {
-    std::string note;
-    std::map<std::string, std::string> states = cellStates(s.out, cells, status, note);
-    std::map<std::string, size_t> count;
-    for (const Cell &c : cells) {
-      const std::string &state = states[c.name];
-      ++count[state];
-      std::string detail;
-      if (state == "failed")
-        for (const auto &r : results.rows)
-          if (r.at("cell") == c.name && r.count("error"))
-            detail = "  " + r.at("error");
-      io.out << format("%-12s %s%s\n", state.c_str(), c.name.c_str(), detail.c_str());
-    }
-    std::string summary;
-    for (const auto &[state, n] : count)
-      summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + state;
-    io.out << format("sweep %s: %zu cells: %s\n", s.name.c_str(), cells.size(), summary.c_str());
-    if (!note.empty())
-      io.out << "note: " << note << "\n";
-    return Status::ok();
+/// --status: each cell's state, and a count of each.
+support::Status printStatus(const Spec &s, const std::vector<Cell> &cells, const std::map<std::string, std::string> &status,
+                            const Table &results, const support::Console &io) {
+  using support::format;
+  std::string note;
+  std::map<std::string, std::string> states = cellStates(s.out, cells, status, note);
+  std::map<std::string, size_t> count;
+  for (const Cell &c : cells) {
+    const std::string &state = states[c.name];
+    ++count[state];
+    std::string detail;
+    if (state == "failed")
+      for (const auto &r : results.rows)
+        if (r.at("cell") == c.name && r.count("error"))
+          detail = "  " + r.at("error");
+    io.out << format("%-12s %s%s\n", state.c_str(), c.name.c_str(), detail.c_str());
   }
+  std::string summary;
+  for (const auto &[state, n] : count)
+    summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + state;
+  io.out << format("sweep %s: %zu cells: %s\n", s.name.c_str(), cells.size(), summary.c_str());
+  if (!note.empty())
+    io.out << "note: " << note << "\n";
+  return support::Status::ok();
+}
 
-  // The cells to run: unfinished ones; with --retry-failed, or when
-  // resubmitting to SLURM, failed ones too (their rows go first).
+/// The cells to run: unfinished ones; with --retry-failed, or when
+/// resubmitting to SLURM, failed ones too (their rows go first); with
+/// --cell, that one (`finished` when it has finished already).
+support::Status planCells(const Spec &s, const std::vector<Cell> &cells, const std::map<std::string, std::string> &status,
+                          const SweepOptions &o, std::vector<size_t> &todo, bool &finished, const support::Console &io) {
+  using support::format;
+  using support::Status;
+  const fs::path resultsPath = s.out / "results.csv";
+  finished = false;
   const bool rerunFailed = o.retryFailed || o.engine == "slurm";
-  std::vector<size_t> todo;
+  todo.clear();
   for (size_t i = 0; i < cells.size(); ++i)
-    if (!status.count(cells[i].name) || (rerunFailed && status[cells[i].name] == "failed"))
+    if (!status.count(cells[i].name) || (rerunFailed && status.at(cells[i].name) == "failed"))
       todo.push_back(i);
   if (!o.cell.empty()) { // one cell: a SLURM array task, or a user's
     auto it = std::find_if(cells.begin(), cells.end(), [&](const Cell &c) { return c.name == o.cell; });
@@ -754,8 +748,9 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
                             std::to_string(cells.size()) + " cells; `mixc sweep " + o.file +
                             " --status` lists them)");
     const size_t i = static_cast<size_t>(it - cells.begin());
-    if (status.count(o.cell) && status[o.cell] == "ok") {
+    if (status.count(o.cell) && status.at(o.cell) == "ok") {
       io.out << "cell " << o.cell << " has finished already (its rows are in " << resultsPath.string() << ")\n";
+      finished = true;
       return Status::ok();
     }
     todo = {i};
@@ -768,116 +763,164 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
     io.out << format("sweep %s%s: cell %s in %s\n", s.name.c_str(),
                      s.scale.empty() ? "" : (" (scale " + s.scale + ")").c_str(), o.cell.c_str(),
                      s.out.string().c_str());
-  if (o.dryRun && o.engine == "local") {
-    for (const Cell &c : cells)
-      io.out << format("%-9s %s\n", status.count(c.name) ? status[c.name].c_str() : "todo", c.name.c_str());
-    if (!cells.empty())
-      io.out << "--- " << cells[0].name << "/cell.toml ---\n"
-             << cellConfig(s, cells[0], s.out / cells[0].name, o.projectRoot);
-    printEstimate(s, cells, status, o, io.out);
-    return Status::ok();
-  }
-  if (o.engine == "slurm" && o.cell.empty()) {
-    // Cells already queued or running under an earlier submission are not
-    // submitted again.
-    std::string note;
-    std::map<std::string, std::string> states = cellStates(s.out, cells, status, note);
-    std::vector<size_t> submit;
-    for (size_t i : todo)
-      if (states[cells[i].name] != "queued" && states[cells[i].name] != "running")
-        submit.push_back(i);
-    SlurmJob job;
-    job.name = s.name;
-    for (size_t i : submit)
-      job.cells.push_back(cells[i].name);
-    const fs::path out = fs::absolute(s.out).lexically_normal();
-    job.command = {o.self, "sweep", fs::absolute(o.file).lexically_normal().string()};
-    if (!o.scale.empty())
-      job.command.insert(job.command.end(), {"--scale", o.scale});
-    job.command.insert(job.command.end(), {"--out", out.string(), "--backend=" + o.backend});
-    if (!o.devices.empty()) // each array task has its own GPU (gres): the device as given
-      job.command.push_back("--device=" + o.devices.front().substr(0, o.devices.front().find(':')));
-    job.workDir = fs::current_path().string();
-    job.logDir = (out / "slurm").string();
-    if (std::string why = sbatchValueProblem(job.logDir); !why.empty())
-      return Status::failed("the sweep folder " + out.string() + " cannot be named in the batch script: " + why);
-    job.settings = s.slurm;
-    bool cpus = false;
-    for (const auto &[k, v] : s.slurm)
-      cpus |= k == "cpus-per-task";
-    if (!cpus) // a cell trains on one thread unless its config says otherwise
-      job.settings.push_back({"cpus-per-task", "1"});
-    job.extra = s.slurmExtra;
-    if (submit.empty()) {
-      io.out << "nothing to submit: every cell has finished or is queued (mixc sweep " << o.file << " --status)\n";
-      return Status::ok();
-    }
-    const std::string script = slurmScript(job);
-    if (o.dryRun) {
-      io.out << "--- the batch script (not submitted: --dry-run) ---\n" << script;
-      return Status::ok();
-    }
-    if (Status st = slurmAvailable(); !st.isOk()) // before anything is written
-      return st;
-    if (std::string error; !support::makeFolder((out / "slurm").string(), error))
-      return Status::failed(error);
-    writeFileAtomically((out / "sweep-meta.toml").string(), metaText.str());
-    if (Status st = dropFailedAttempts(out, cells, submit, status); !st.isOk())
-      return st;
-    size_t number = 1;
-    while (fs::exists(out / "slurm" / ("submit-" + std::to_string(number) + ".sh")))
-      ++number;
-    const fs::path path = out / "slurm" / ("submit-" + std::to_string(number) + ".sh");
-    writeFileAtomically(path.string(), script);
-    std::string jobId;
-    if (Status st = submitSlurm(path.string(), jobId); !st.isOk())
-      return st;
-    std::ofstream(out / "slurm" / "jobs.txt", std::ios::app) << jobId << " " << path.string() << "\n";
-    std::string again = "mixc sweep " + o.file + (o.scale.empty() ? "" : " --scale " + o.scale) +
-                        (o.outDir.empty() ? "" : " --out " + o.outDir);
-    io.out << format("submitted job %s: %zu cells as array tasks 0-%zu (%s); logs in %s; "
-                     "progress: %s --status\n",
-                     jobId.c_str(), submit.size(), submit.size() - 1, path.string().c_str(),
-                     job.logDir.c_str(), again.c_str());
-    return Status::ok();
-  }
+  return Status::ok();
+}
 
-  if (std::string error; !support::makeFolder(s.out.string(), error)) // not before: --dry-run creates nothing
+/// --engine=slurm: the unfinished cells as one job array (cells already
+/// queued or running under an earlier submission are not submitted again).
+support::Status submitToSlurm(const Spec &s, const SweepOptions &o, const std::vector<Cell> &cells,
+                              const std::vector<size_t> &todo, const std::map<std::string, std::string> &status,
+                              const std::string &meta, const support::Console &io) {
+  using support::format;
+  using support::Status;
+  std::string note;
+  std::map<std::string, std::string> states = cellStates(s.out, cells, status, note);
+  std::vector<size_t> submit;
+  for (size_t i : todo)
+    if (states[cells[i].name] != "queued" && states[cells[i].name] != "running")
+      submit.push_back(i);
+  SlurmJob job;
+  job.name = s.name;
+  for (size_t i : submit)
+    job.cells.push_back(cells[i].name);
+  const fs::path out = fs::absolute(s.out).lexically_normal();
+  job.command = {o.self, "sweep", fs::absolute(o.file).lexically_normal().string()};
+  if (!o.scale.empty())
+    job.command.insert(job.command.end(), {"--scale", o.scale});
+  job.command.insert(job.command.end(), {"--out", out.string(), "--backend=" + o.backend});
+  if (!o.devices.empty()) // each array task has its own GPU (gres): the device as given
+    job.command.push_back("--device=" + o.devices.front().substr(0, o.devices.front().find(':')));
+  job.workDir = fs::current_path().string();
+  job.logDir = (out / "slurm").string();
+  if (std::string why = sbatchValueProblem(job.logDir); !why.empty())
+    return Status::failed("the sweep folder " + out.string() + " cannot be named in the batch script: " + why);
+  job.settings = s.slurm;
+  bool cpus = false;
+  for (const auto &[k, v] : s.slurm)
+    cpus |= k == "cpus-per-task";
+  if (!cpus) // a cell trains on one thread unless its config says otherwise
+    job.settings.push_back({"cpus-per-task", "1"});
+  job.extra = s.slurmExtra;
+  if (submit.empty()) {
+    io.out << "nothing to submit: every cell has finished or is queued (mixc sweep " << o.file << " --status)\n";
+    return Status::ok();
+  }
+  const std::string script = slurmScript(job);
+  if (o.dryRun) {
+    io.out << "--- the batch script (not submitted: --dry-run) ---\n" << script;
+    return Status::ok();
+  }
+  if (Status st = slurmAvailable(); !st.isOk()) // before anything is written
+    return st;
+  if (std::string error; !support::makeFolder((out / "slurm").string(), error))
     return Status::failed(error);
-  // One sweep per folder: two would run the same cells. A --cell task (many
-  // at once, on several machines) instead relies on its run folder's lock
-  // (held by its `mixc train`) and the tables' lock.
-  std::string lockError;
-  std::unique_ptr<support::FolderLock> lock;
-  if (o.cell.empty() && !(lock = support::FolderLock::acquire(s.out.string(), lockError)))
-    return Status::failed(lockError);
-  if (lock) // the tables' temporaries of a sweep killed mid-write
-    support::removeStaleTemporaries(s.out.string());
-  writeFileAtomically((s.out / "sweep-meta.toml").string(), metaText.str());
-  if (o.retryFailed || !o.cell.empty())
-    if (Status st = dropFailedAttempts(s.out, cells, todo, status); !st.isOk())
-      return st;
+  writeFileAtomically((out / "sweep-meta.toml").string(), meta);
+  if (Status st = dropFailedAttempts(out, cells, submit, status); !st.isOk())
+    return st;
+  size_t number = 1;
+  while (fs::exists(out / "slurm" / ("submit-" + std::to_string(number) + ".sh")))
+    ++number;
+  const fs::path path = out / "slurm" / ("submit-" + std::to_string(number) + ".sh");
+  writeFileAtomically(path.string(), script);
+  std::string jobId;
+  if (Status st = submitSlurm(path.string(), jobId); !st.isOk())
+    return st;
+  std::ofstream(out / "slurm" / "jobs.txt", std::ios::app) << jobId << " " << path.string() << "\n";
+  std::string again = "mixc sweep " + o.file + (o.scale.empty() ? "" : " --scale " + o.scale) +
+                      (o.outDir.empty() ? "" : " --out " + o.outDir);
+  io.out << format("submitted job %s: %zu cells as array tasks 0-%zu (%s); logs in %s; "
+                   "progress: %s --status\n",
+                   jobId.c_str(), submit.size(), submit.size() - 1, path.string().c_str(),
+                   job.logDir.c_str(), again.c_str());
+  return Status::ok();
+}
 
-  int64_t jobs = jobsOf(o, s);
-  gStop = 0;
-  // Without SA_RESTART, so a signal wakes the waitpid() below.
-  struct sigaction stop = {}, oldInt = {}, oldTerm = {};
-  stop.sa_handler = onStop;
-  sigemptyset(&stop.sa_mask);
-  sigaction(SIGINT, &stop, &oldInt);
-  sigaction(SIGTERM, &stop, &oldTerm);
+/// A finished cell's row of results.csv and its rows of attrib.csv, from its
+/// run folder, written to the tables (under their lock); the row says
+/// "failed" with the error line when the cell or the writing failed.
+std::map<std::string, std::string> recordCell(const Spec &s, const Cell &c, int code, double seconds) {
+  using support::Status;
+  fs::path dir = s.out / c.name;
+  std::map<std::string, std::string> row = {{"cell", c.name}};
+  std::vector<std::map<std::string, std::string>> attribRows;
+  for (const auto &[k, v] : c.coords)
+    row[k] = v;
+  Table metrics = readCsv((dir / "metrics.csv").string());
+  if (code == 0 && !metrics.rows.empty()) {
+    const auto &last = metrics.rows.back();
+    row["status"] = "ok";
+    for (const char *k : {"step", "eval_acc", "eval_prob", "train_loss", "elapsed_s"})
+      row[k] = last.count(k) ? last.at(k) : "";
+    // result.toml (written by mixc train at the end): the back end that
+    // ran, and whether train.early_stop_acc ended the run.
+    try {
+      toml::table result = toml::parse_file((dir / "result.toml").string());
+      row["backend"] = result["backend"].value_or(std::string());
+      row["stopped_early"] = result["stopped_early"].value_or(false) ? "1" : "0";
+    } catch (const toml::parse_error &) {
+      row["backend"] = row["stopped_early"] = "";
+    }
+    for (const std::string &script : s.scripts) {
+      std::string stem = fs::path(script).stem().string();
+      Table a = readCsv((dir / "interventions" / stem / "attrib.csv").string());
+      for (auto r : a.rows) {
+        std::map<std::string, std::string> out = {{"cell", c.name}, {"script", stem}};
+        for (const auto &[k, v] : c.coords)
+          out[k] = v;
+        for (const auto &[k, v] : r)
+          if (k != "cell")
+            out[k == "label" ? "intervention" : k] = v;
+        attribRows.push_back(out);
+      }
+    }
+  } else {
+    row["status"] = "failed";
+    row["error"] = errorLine(dir / "log.txt");
+  }
+  char wall[32];
+  std::snprintf(wall, sizeof wall, "%.1f", seconds);
+  row["wall_s"] = wall;
+  Status written = updateTables(s.out, [&](Table &r, Table &a) {
+    dropCell(r, c.name);
+    dropCell(a, c.name);
+    for (const auto &x : attribRows)
+      a.add(x);
+    r.add(row);
+  });
+  if (!written.isOk()) {
+    row["status"] = "failed";
+    row["error"] = written.message();
+  }
+  return row;
+}
+
+/// --engine=local: the cells as child processes, `jobs` at a time; a
+/// finished cell is recorded at once, an interrupted one is continued by the
+/// next run of the same command.
+class LocalSweep {
+public:
+  LocalSweep(const Spec &s, const SweepOptions &o, const std::vector<Cell> &cells, const support::Console &io)
+      : s(s), o(o), cells(cells), io(io) {}
+
+  support::Status run(const std::vector<size_t> &todo);
+
+private:
   struct Running {
     size_t cell;
     std::chrono::steady_clock::time_point start;
     int64_t slot; // which of the `jobs` slots (its device: o.devices)
   };
+  const Spec &s;
+  const SweepOptions &o;
+  const std::vector<Cell> &cells;
+  const support::Console &io;
   std::map<pid_t, Running> running;
-  size_t next = 0, done = 0, failed = 0;
+  size_t done = 0, failed = 0;
   double busySeconds = 0;
-  auto sweepStart = std::chrono::steady_clock::now();
   bool interrupted = false;
 
-  auto launch = [&](size_t i) {
+  /// Starts cell i's runner (train, then each script's intervene) in a free slot.
+  bool launch(size_t i) {
     auto taken = [&](int64_t k) {
       return std::any_of(running.begin(), running.end(), [&](const auto &r) { return r.second.slot == k; });
     };
@@ -908,74 +951,64 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
     }
     running[pid] = {i, std::chrono::steady_clock::now(), slot};
     return true;
-  };
+  }
 
-  auto record = [&](size_t i, int code, double seconds) {
-    const Cell &c = cells[i];
-    fs::path dir = s.out / c.name;
-    std::map<std::string, std::string> row = {{"cell", c.name}};
-    std::vector<std::map<std::string, std::string>> attribRows;
-    for (const auto &[k, v] : c.coords)
-      row[k] = v;
-    Table metrics = readCsv((dir / "metrics.csv").string());
-    if (code == 0 && !metrics.rows.empty()) {
-      const auto &last = metrics.rows.back();
-      row["status"] = "ok";
-      for (const char *k : {"step", "eval_acc", "eval_prob", "train_loss", "elapsed_s"})
-        row[k] = last.count(k) ? last.at(k) : "";
-      // result.toml (written by mixc train at the end): the back end that
-      // ran, and whether train.early_stop_acc ended the run.
-      try {
-        toml::table result = toml::parse_file((dir / "result.toml").string());
-        row["backend"] = result["backend"].value_or(std::string());
-        row["stopped_early"] = result["stopped_early"].value_or(false) ? "1" : "0";
-      } catch (const toml::parse_error &) {
-        row["backend"] = row["stopped_early"] = "";
-      }
-      for (const std::string &script : s.scripts) {
-        std::string stem = fs::path(script).stem().string();
-        Table a = readCsv((dir / "interventions" / stem / "attrib.csv").string());
-        for (auto r : a.rows) {
-          std::map<std::string, std::string> out = {{"cell", c.name}, {"script", stem}};
-          for (const auto &[k, v] : c.coords)
-            out[k] = v;
-          for (const auto &[k, v] : r)
-            if (k != "cell")
-              out[k == "label" ? "intervention" : k] = v;
-          attribRows.push_back(out);
-        }
-      }
-    } else {
-      row["status"] = "failed";
-      row["error"] = errorLine(dir / "log.txt");
-    }
-    char wall[32];
-    std::snprintf(wall, sizeof wall, "%.1f", seconds);
-    row["wall_s"] = wall;
-    Status written = updateTables(s.out, [&](Table &r, Table &a) {
-      dropCell(r, c.name);
-      dropCell(a, c.name);
-      for (const auto &x : attribRows)
-        a.add(x);
-      r.add(row);
-    });
-    if (!written.isOk()) {
-      row["status"] = "failed";
-      row["error"] = written.message();
-    }
-    return row;
-  };
-
-  // A signal may arrive anywhere, also while a finished cell is recorded
-  // (not in waitpid): every pass looks at gStop before it waits.
-  auto stopRunning = [&] {
+  /// A signal may arrive anywhere, also while a finished cell is recorded
+  /// (not in waitpid): every pass looks at gStop before it waits.
+  void stopRunning() {
     if (!gStop || interrupted)
       return;
     interrupted = true;
     io.log << "\nstopping " << running.size() << " running cells (they save checkpoints)...\n";
     for (const auto &[p, r] : running)
       kill(-p, SIGTERM);
-  };
+  }
+  /// Records the cell that ended as `pid` with status `st` and prints its line.
+  void finish(pid_t pid, int st, size_t total, std::chrono::steady_clock::time_point sweepStart);
+};
+
+void LocalSweep::finish(pid_t pid, int st, size_t total, std::chrono::steady_clock::time_point sweepStart) {
+  using support::format;
+  auto it = running.find(pid);
+  if (it == running.end())
+    return;
+  size_t i = it->second.cell;
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.start).count();
+  running.erase(it);
+  int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  if (code == 130 || gStop) { // interrupted: not recorded, continued next time
+    interrupted = true;
+    return;
+  }
+  auto row = recordCell(s, cells[i], code, secs);
+  ++done;
+  busySeconds += secs;
+  bool ok = row["status"] == "ok";
+  failed += !ok;
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweepStart).count();
+  double eta = elapsed / done * static_cast<double>(total - done);
+  if (ok)
+    io.out << format("[%zu/%zu] %-36s accuracy %s  p(answer) %s  %5.0fs  (ETA %.0f min)\n", done, total,
+                     cells[i].name.c_str(), row["eval_acc"].c_str(), row["eval_prob"].c_str(), secs, eta / 60);
+  else
+    io.out << format("[%zu/%zu] %-36s FAILED (exit %d): %s; log: %s\n", done, total, cells[i].name.c_str(), code,
+                     row["error"].c_str(), (s.out / cells[i].name / "log.txt").string().c_str());
+  io.out << std::flush;
+}
+
+support::Status LocalSweep::run(const std::vector<size_t> &todo) {
+  using support::format;
+  using support::Status;
+  const int64_t jobs = jobsOf(o, s);
+  gStop = 0;
+  // Without SA_RESTART, so a signal wakes the waitpid() below.
+  struct sigaction stop = {}, oldInt = {}, oldTerm = {};
+  stop.sa_handler = onStop;
+  sigemptyset(&stop.sa_mask);
+  sigaction(SIGINT, &stop, &oldInt);
+  sigaction(SIGTERM, &stop, &oldTerm);
+  const auto sweepStart = std::chrono::steady_clock::now();
+  size_t next = 0;
   bool launchFailed = false;
   while (next < todo.size() || !running.empty()) {
     while (!gStop && !launchFailed && next < todo.size() && static_cast<int64_t>(running.size()) < jobs)
@@ -991,36 +1024,11 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
         continue;
       break;
     }
-    auto it = running.find(pid);
-    if (it == running.end())
-      continue;
-    size_t i = it->second.cell;
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.start).count();
-    running.erase(it);
-    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    if (code == 130 || gStop) { // interrupted: not recorded, continued next time
-      interrupted = true;
-      continue;
-    }
-    auto row = record(i, code, secs);
-    ++done;
-    busySeconds += secs;
-    bool ok = row["status"] == "ok";
-    failed += !ok;
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweepStart).count();
-    double eta = elapsed / done * static_cast<double>(todo.size() - done);
-    if (ok)
-      io.out << format("[%zu/%zu] %-36s accuracy %s  p(answer) %s  %5.0fs  (ETA %.0f min)\n", done,
-                       todo.size(), cells[i].name.c_str(), row["eval_acc"].c_str(),
-                       row["eval_prob"].c_str(), secs, eta / 60);
-    else
-      io.out << format("[%zu/%zu] %-36s FAILED (exit %d): %s; log: %s\n", done, todo.size(),
-                       cells[i].name.c_str(), code, row["error"].c_str(),
-                       (s.out / cells[i].name / "log.txt").string().c_str());
-    io.out << std::flush;
+    finish(pid, st, todo.size(), sweepStart);
   }
   sigaction(SIGINT, &oldInt, nullptr);
   sigaction(SIGTERM, &oldTerm, nullptr);
+  const fs::path resultsPath = s.out / "results.csv";
   if (interrupted || gStop)
     return Status::interrupted("interrupted: " + std::to_string(done) +
                                " cells finished; run the same command again to continue");
@@ -1037,6 +1045,69 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
     return Status::failed(std::to_string(failed) + " of " + std::to_string(done) + " cells failed (see " +
                           resultsPath.string() + ")");
   return Status::ok();
+}
+
+/// --engine=local after planning: the folder created and locked, the meta
+/// written, then the cells run.
+support::Status runHere(const Spec &s, const SweepOptions &o, const std::vector<Cell> &cells,
+                        const std::vector<size_t> &todo, const std::map<std::string, std::string> &status,
+                        const std::string &meta, const support::Console &io) {
+  using support::Status;
+  if (std::string error; !support::makeFolder(s.out.string(), error)) // not before: --dry-run creates nothing
+    return Status::failed(error);
+  // One sweep per folder: two would run the same cells. A --cell task (many
+  // at once, on several machines) instead relies on its run folder's lock
+  // (held by its `mixc train`) and the tables' lock.
+  std::string lockError;
+  std::unique_ptr<support::FolderLock> lock;
+  if (o.cell.empty() && !(lock = support::FolderLock::acquire(s.out.string(), lockError)))
+    return Status::failed(lockError);
+  if (lock) // the tables' temporaries of a sweep killed mid-write
+    support::removeStaleTemporaries(s.out.string());
+  writeFileAtomically((s.out / "sweep-meta.toml").string(), meta);
+  if (o.retryFailed || !o.cell.empty())
+    if (Status st = dropFailedAttempts(s.out, cells, todo, status); !st.isOk())
+      return st;
+  return LocalSweep(s, o, cells, io).run(todo);
+}
+} // namespace
+
+support::Status runSweep(const SweepOptions &o, const support::Console &io) {
+  using support::format;
+  using support::Status;
+  Spec s;
+  std::vector<Cell> cells;
+  try {
+    s = readSpec(o);
+    cells = cellsOf(s);
+  } catch (const SweepError &e) {
+    return Status::failed(e.message);
+  }
+  const std::string meta = metaText(s, o);
+  if (o.engine != "local" && o.engine != "slurm")
+    return Status::failed("--engine is local or slurm, got '" + o.engine + "'");
+  const Table results = readCsv((s.out / "results.csv").string()); // read again under the lock before a change
+  std::map<std::string, std::string> status; // cell → ok | failed
+  for (const auto &r : results.rows)
+    status[r.at("cell")] = r.count("status") ? r.at("status") : "ok";
+  if (o.status)
+    return printStatus(s, cells, status, results, io);
+  std::vector<size_t> todo;
+  bool finished = false;
+  if (Status st = planCells(s, cells, status, o, todo, finished, io); !st.isOk() || finished)
+    return st;
+  if (o.dryRun && o.engine == "local") {
+    for (const Cell &c : cells)
+      io.out << format("%-9s %s\n", status.count(c.name) ? status[c.name].c_str() : "todo", c.name.c_str());
+    if (!cells.empty())
+      io.out << "--- " << cells[0].name << "/cell.toml ---\n"
+             << cellConfig(s, cells[0], s.out / cells[0].name, o.projectRoot);
+    printEstimate(s, cells, status, o, io.out);
+    return Status::ok();
+  }
+  if (o.engine == "slurm" && o.cell.empty())
+    return submitToSlurm(s, o, cells, todo, status, meta, io);
+  return runHere(s, o, cells, todo, status, meta, io);
 }
 
 } // namespace mixc::experiments

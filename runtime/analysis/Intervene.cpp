@@ -1,5 +1,6 @@
 //===- Intervene.cpp - `mixc intervene`: patching and ablation, batched -----===//
 #include "runtime/analysis/Intervene.h"
+#include "runtime/analysis/Experiment.h"
 #include "abi/StateLayout.h"
 #include "dsl/Rewrite.h"
 #include "support/Suggest.h"
@@ -286,59 +287,54 @@ std::string unsavedInsideKernels(const graph::Graph &g, const InterveneOptions &
 }
 } // namespace
 
-support::Status intervene(const std::string &checkpoint, const graph::Graph &g, const InterveneSpec &spec,
-                          const InterveneOptions &opts, std::vector<CellResult> &results, std::ostream &out) {
+namespace {
+/// "" when `spec` and `opts` describe an intervention run, else why not.
+std::string refusal(const graph::Graph &g, const InterveneSpec &spec, const InterveneOptions &opts) {
   // Checked here, under both front ends (Python's size=0 wrote a NaN table).
   if (opts.size < 1)
-    return support::Status::failed("intervene: size must be a positive number of test documents, got " +
-                                   std::to_string(opts.size));
+    return "intervene: size must be a positive number of test documents, got " + std::to_string(opts.size);
   if (spec.cells.empty() && opts.save.empty()) // e.g. a script of `remove` lines only: an empty table is no answer
-    return support::Status::failed("intervene: the script has no cell to measure (no patch, zero, mean, noise, add "
-                                   "or das line); a script of `remove` lines only changes the model: train that "
-                                   "model with `mixc train --rewrite SCRIPT`");
+    return "intervene: the script has no cell to measure (no patch, zero, mean, noise, add or das line); a script "
+           "of `remove` lines only changes the model: train that model with `mixc train --rewrite SCRIPT`";
   if (std::string why = unsavedInsideKernels(g, opts); !why.empty())
-    return support::Status::failed(why);
+    return why;
   for (const graph::Node &n : g.nodes)
     if (n.op == "patch" && rt::attrI(n, "das", 0) > 0)
-      return support::Status::failed("intervene: '" + n.name + "' is a das(k) cell, whose subspace is learned; "
-                                     "`mixc align RUN SCRIPT` trains and evaluates it");
-  train::Restored restored;
-  std::string error;
-  if (!train::restore(checkpoint, &g, restored, error, opts.kernels))
-    return support::Status::failed(error);
-  const train::TrainConfig &config = restored.config;
-  std::unique_ptr<rt::Model> &model = restored.model;
-  tasks::TaskData data;
-  if (support::Status loaded = tasks::loadTask(config.task, config.cacheDir, data); !loaded.isOk())
-    return loaded;
-  const tasks::Dataset &d = data.test;
-  int64_t n = std::min<int64_t>(opts.size, d.size());
-  std::vector<int32_t> corrupted = corruptTokens(d, n, spec.corrupt, opts.seed);
-  const int64_t C = static_cast<int64_t>(spec.cells.size()), T = d.seqLen;
-  // Cells run in blocks of at most kBlock (one batched forward per block
-  // and chunk of documents), so memory follows the block, not the script:
-  // a 10,000-cell sweep needs no more than a 64-cell one. A forward keeps to
-  // ~512 rows: documents are chunked by the number of blocks in the batch.
-  constexpr int64_t kBlock = 64;
-  const int64_t block = std::min<int64_t>(std::max<int64_t>(C, 1), kBlock);
-  const int64_t chunk = std::max<int64_t>(1, 512 / (block + 2));
+      return "intervene: '" + n.name + "' is a das(k) cell, whose subspace is learned; "
+             "`mixc align RUN SCRIPT` trains and evaluates it";
+  return "";
+}
 
-  std::unique_ptr<ActivationSaver> saver;
-  if (!opts.save.empty())
-    saver = std::make_unique<ActivationSaver>(opts.save, n, T, C, kMaxSavedValues);
-  auto start = std::chrono::steady_clock::now();
-  // Per document, the readout: the bootstrap interval and per-example.csv
-  // need them. And the sums of p(true answer), reported whatever the readout.
-  std::vector<double> docClean(n), docCorrupt(n);
-  std::vector<std::vector<double>> docPatched(C, std::vector<double>(n));
+/// Every cell's readouts: per document (the bootstrap and per-example.csv
+/// need them) of the clean and corrupted runs and of each cell, and the
+/// sums of p(true answer), reported whatever the readout.
+struct Measured {
+  std::vector<double> docClean, docCorrupt;
+  std::vector<std::vector<double>> docPatched; // [cell][document]
   double pClean = 0, pCorrupt = 0;
-  std::vector<double> pPatched(C, 0);
+  std::vector<double> pPatched;                // [cell]
+  int64_t block = 0, chunk = 0;                // cells and documents a forward
+};
+
+/// Runs the cells in blocks of at most 64 (one batched forward per block
+/// and chunk of documents), so memory follows the block, not the script: a
+/// 10,000-cell sweep needs no more than a 64-cell one. A forward keeps to
+/// ~512 rows: documents are chunked by the number of blocks in the batch.
+Measured measureCells(CorruptionExperiment &exp, const InterveneSpec &spec, const InterveneOptions &opts,
+                      ActivationSaver *saver) {
+  const int64_t n = exp.docs(), C = static_cast<int64_t>(spec.cells.size());
+  Measured r;
+  r.block = std::min<int64_t>(std::max<int64_t>(C, 1), 64);
+  r.chunk = std::max<int64_t>(1, 512 / (r.block + 2));
+  r.docClean.assign(n, 0), r.docCorrupt.assign(n, 0), r.docPatched.assign(C, std::vector<double>(n));
+  r.pPatched.assign(C, 0);
+  const int64_t cleanBlock = spec.swap ? 1 : 0, corruptBlock = spec.swap ? 0 : 1;
   torch::NoGradGuard noGrad;
   at::manual_seed(opts.seed); // noise ablations
-  for (int64_t c0 = 0; c0 < std::max<int64_t>(C, 1); c0 += block) {
-    const int64_t cells = std::min(C - c0, block);
-    for (int64_t i = 0; i < n; i += chunk) {
-      DocumentChunk k = documentChunk(d, corrupted, i, std::min(n, i + chunk), spec.swap);
+  for (int64_t c0 = 0; c0 < std::max<int64_t>(C, 1); c0 += r.block) {
+    const int64_t cells = std::min(C - c0, r.block);
+    for (int64_t i = 0; i < n; i += r.chunk) {
+      DocumentChunk k = exp.chunk(i, std::min(n, i + r.chunk));
       const int64_t m = k.m;
       std::vector<at::Tensor> blocks = {k.source, k.base};
       for (int64_t c = 0; c < cells; ++c)
@@ -354,108 +350,91 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
         };
         o.saveStates = opts.save; // the recurrent states among the names
       }
-      at::Tensor logits = model->forward(at::cat(blocks, 0), o).squeeze(1);     // [(cells+2)m, V]
+      at::Tensor logits = exp.model().forward(at::cat(blocks, 0), o).squeeze(1); // [(cells+2)m, V]
       logits = logits.view({cells + 2, m, logits.size(-1)});                    // [cells+2, m, V]
-      const at::Tensor &target = k.target;                                       // [m]
-      const int64_t cleanBlock = spec.swap ? 1 : 0, corruptBlock = spec.swap ? 0 : 1;
-      Readouts r = readouts(logits, target, corruptBlock, spec.readout);
-      auto p = r.p.accessor<double, 2>(), v = r.value.accessor<double, 2>(); // [cells + 2, m]
-      for (int64_t k = 0; k < m; ++k) {
+      Readouts out = readouts(logits, k.target, corruptBlock, spec.readout);
+      auto p = out.p.accessor<double, 2>(), v = out.value.accessor<double, 2>(); // [cells + 2, m]
+      for (int64_t d = 0; d < m; ++d) {
         if (c0 == 0) { // the clean and corrupted runs: once, not per block
-          docClean[i + k] = v[cleanBlock][k], docCorrupt[i + k] = v[corruptBlock][k];
-          pClean += p[cleanBlock][k], pCorrupt += p[corruptBlock][k];
+          r.docClean[i + d] = v[cleanBlock][d], r.docCorrupt[i + d] = v[corruptBlock][d];
+          r.pClean += p[cleanBlock][d], r.pCorrupt += p[corruptBlock][d];
         }
         for (int64_t c = 0; c < cells; ++c) {
-          docPatched[c0 + c][i + k] = v[c + 2][k];
-          pPatched[c0 + c] += p[c + 2][k];
+          r.docPatched[c0 + c][i + d] = v[c + 2][d];
+          r.pPatched[c0 + c] += p[c + 2][d];
         }
       }
     }
   }
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (saver && !saver->status().isOk())
-    return saver->status();
+  return r;
+}
 
-  auto mean = [&](const std::vector<double> &v) {
-    double sum = 0;
-    for (double x : v)
-      sum += x;
-    return sum / static_cast<double>(n);
-  };
-  results.assign(C, {});
-  const double rO = mean(docClean), rC = mean(docCorrupt), denom = rO - rC;
-  const double pO = pClean / static_cast<double>(n), pC = pCorrupt / static_cast<double>(n);
-  std::vector<Interval> intervals = bootstrapAttrib(docClean, docCorrupt, docPatched, kBootstrapReplicates, opts.seed);
-  for (int64_t c = 0; c < C; ++c) {
+double meanOf(const std::vector<double> &v) {
+  double sum = 0;
+  for (double x : v)
+    sum += x;
+  return sum / static_cast<double>(v.size());
+}
+
+/// Attrib per cell, a ratio of means kept when the clean and corrupted runs
+/// differ by more than 0.01, with its bootstrap interval.
+std::vector<CellResult> attribution(const Measured &m, uint64_t seed) {
+  const double n = static_cast<double>(m.docClean.size());
+  const double rO = meanOf(m.docClean), rC = meanOf(m.docCorrupt), denom = rO - rC;
+  std::vector<Interval> intervals = bootstrapAttrib(m.docClean, m.docCorrupt, m.docPatched, kBootstrapReplicates, seed);
+  std::vector<CellResult> results(m.docPatched.size());
+  for (size_t c = 0; c < results.size(); ++c) {
     CellResult &r = results[c];
-    r.pClean = pO, r.pCorrupt = pC, r.pPatched = pPatched[c] / static_cast<double>(n);
-    r.rClean = rO, r.rCorrupt = rC, r.rPatched = mean(docPatched[c]);
+    r.pClean = m.pClean / n, r.pCorrupt = m.pCorrupt / n, r.pPatched = m.pPatched[c] / n;
+    r.rClean = rO, r.rCorrupt = rC, r.rPatched = meanOf(m.docPatched[c]);
     r.kept = denom > 0.01;
     r.attrib = r.kept ? (r.rPatched - rC) / denom : 0;
     r.interval = r.kept ? intervals[c] : Interval{};
   }
+  return results;
+}
 
-  std::string folderPath;
-  if (std::string error; !train::analysisFolder(checkpoint, "interventions", opts.outDir, opts.scriptName, folderPath, error))
-    return support::Status::failed(error);
-  const fs::path folder = folderPath;
+/// attrib.csv: a row a cell, its sweep coordinates as columns.
+std::string attribCsv(const InterveneSpec &spec, const std::vector<CellResult> &results) {
   std::ostringstream csv;
   csv << "cell,label";
   std::vector<std::string> coordNames;
-  if (C > 0)
+  if (!spec.cells.empty())
     for (const auto &[k, v] : spec.cells[0].coords)
       coordNames.push_back(k);
   for (const std::string &k : coordNames)
     csv << "," << k;
   csv << ",p_clean,p_corrupt,p_patched,attrib,kept,attrib_lo,attrib_hi,readout,r_clean,r_corrupt,r_patched\n";
-  for (int64_t c = 0; c < C; ++c) {
+  for (size_t c = 0; c < results.size(); ++c) {
+    const CellResult &r = results[c];
     csv << c << ",\"" << spec.cells[c].label << "\"";
     for (size_t k = 0; k < coordNames.size(); ++k)
       csv << "," << (k < spec.cells[c].coords.size() ? spec.cells[c].coords[k].second : "");
-    csv << "," << fmt(results[c].pClean) << "," << fmt(results[c].pCorrupt) << ","
-        << fmt(results[c].pPatched) << "," << fmt(results[c].attrib) << "," << (results[c].kept ? 1 : 0) << ",";
-    if (results[c].interval.valid) // else empty fields
-      csv << fmt(results[c].interval.lo) << "," << fmt(results[c].interval.hi);
+    csv << "," << fmt(r.pClean) << "," << fmt(r.pCorrupt) << "," << fmt(r.pPatched) << "," << fmt(r.attrib) << ","
+        << (r.kept ? 1 : 0) << ",";
+    if (r.interval.valid) // else empty fields
+      csv << fmt(r.interval.lo) << "," << fmt(r.interval.hi);
     else
       csv << ",";
-    csv << "," << spec.readout << "," << fmt(results[c].rClean) << "," << fmt(results[c].rCorrupt) << ","
-        << fmt(results[c].rPatched) << "\n";
+    csv << "," << spec.readout << "," << fmt(r.rClean) << "," << fmt(r.rCorrupt) << "," << fmt(r.rPatched) << "\n";
   }
-  train::writeFileAtomically((folder / "attrib.csv").string(), csv.str());
-  // Capped so that a 10,000-cell sweep does not write hundreds of megabytes.
-  const bool perExample = static_cast<double>(C) * static_cast<double>(n) <= kMaxPerExampleValues;
-  if (perExample)
-    writePerExample((folder / "per-example.csv").string(), spec.readout, docClean, docCorrupt, docPatched);
-  std::string title = g.model + ": Attrib (readout " + spec.readout + "), " + (spec.swap ? "swap" : "restore") +
-                      ", corrupt " + spec.corrupt;
-  const std::vector<std::string> heatmaps = writeHeatmap((folder / "heatmap.svg").string(), spec, results, title);
-  if (heatmaps.size() > 1)
-    out << "heatmaps: " << heatmaps.size() << ", one per value of the variables after the first two ("
-        << fs::path(heatmaps[0]).filename().string() << ", ...)\n";
+  return csv.str();
+}
 
-  if (saver) {
-    std::vector<std::string> cellLabels;
-    for (const Cell &cell : spec.cells)
-      cellLabels.push_back(cell.label);
-    const std::string labels = nlohmann::json(cellLabels).dump();
-    const std::string path = (folder / "activations.safetensors").string();
-    if (support::Status s = saver->write(path, {{"format", "mixc-activations"}, {"model", g.model},
-                                                 {"documents", std::to_string(n)}, {"cells", labels},
-                                                 {"corrupt", spec.corrupt}, {"direction", spec.swap ? "swap" : "restore"},
-                                                 {"readout", spec.readout}});
-        !s.isOk())
-      return s;
-    out << "saved " << opts.save.size() << " nodes' values (clean, corrupted, each cell) to " << path << "\n";
-  }
+/// The table on the console: the clean and corrupted runs, then a row a cell.
+void printTable(std::ostream &out, const graph::Graph &g, const InterveneSpec &spec, int64_t n,
+                const std::vector<CellResult> &results, const Measured &m) {
   using support::format;
+  const double pO = m.pClean / static_cast<double>(n), pC = m.pCorrupt / static_cast<double>(n);
+  const double rO = meanOf(m.docClean), rC = meanOf(m.docCorrupt);
   out << format("%s, %lld documents, corrupt %s, %s: p(y|clean) %.4f, p(y|corrupt) %.4f%s\n", g.model.c_str(),
                 (long long)n, spec.corrupt.c_str(), spec.swap ? "swap (base = clean)" : "restore (base = corrupted)",
-                pO, pC, denom > 0.01 ? "" : "  [difference <= 0.01: Attrib not reported]");
+                pO, pC, rO - rC > 0.01 ? "" : "  [difference <= 0.01: Attrib not reported]");
   if (spec.readout != "p")
     out << format("readout %s: clean %.4f, corrupted %.4f (Attrib is the ratio of its differences)\n",
                   spec.readout.c_str(), rO, rC);
   out << format("%-44s %10s %10s  %s\n", "cell", "p_patched", "Attrib", "95% interval");
-  for (int64_t c = 0; c < C; ++c) {
+  for (size_t c = 0; c < results.size(); ++c) {
     const CellResult &r = results[c];
     // Rounded before printing, + 0.0: a tiny negative prints as 0.000, not -0.000.
     auto shown = [](double x, double scale) { return std::round(x * scale) / scale + 0.0; };
@@ -466,11 +445,69 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
     else
       out << format("%-44s %10.4f %10s\n", spec.cells[c].label.c_str(), r.pPatched, "n/a");
   }
+}
+
+/// --save's activations.safetensors, with what it holds in its metadata.
+support::Status writeActivations(ActivationSaver &saver, const fs::path &folder, const graph::Graph &g,
+                                 const InterveneSpec &spec, const InterveneOptions &opts, int64_t n, std::ostream &out) {
+  std::vector<std::string> cellLabels;
+  for (const Cell &cell : spec.cells)
+    cellLabels.push_back(cell.label);
+  const std::string path = (folder / "activations.safetensors").string();
+  if (support::Status s = saver.write(path, {{"format", "mixc-activations"}, {"model", g.model},
+                                             {"documents", std::to_string(n)},
+                                             {"cells", nlohmann::json(cellLabels).dump()}, {"corrupt", spec.corrupt},
+                                             {"direction", spec.swap ? "swap" : "restore"}, {"readout", spec.readout}});
+      !s.isOk())
+    return s;
+  out << "saved " << opts.save.size() << " nodes' values (clean, corrupted, each cell) to " << path << "\n";
+  return support::Status::ok();
+}
+} // namespace
+
+support::Status intervene(const std::string &checkpoint, const graph::Graph &g, const InterveneSpec &spec,
+                          const InterveneOptions &opts, std::vector<CellResult> &results, std::ostream &out) {
+  if (std::string why = refusal(g, spec, opts); !why.empty())
+    return support::Status::failed(why);
+  CorruptionExperiment exp;
+  if (support::Status opened = exp.open(checkpoint, g, spec, opts.kernels, opts.size, opts.seed); !opened.isOk())
+    return opened;
+  const int64_t n = exp.docs(), C = static_cast<int64_t>(spec.cells.size());
+  std::unique_ptr<ActivationSaver> saver;
+  if (!opts.save.empty())
+    saver = std::make_unique<ActivationSaver>(opts.save, n, exp.data().test.seqLen, C, kMaxSavedValues);
+  const auto start = std::chrono::steady_clock::now();
+  const Measured m = measureCells(exp, spec, opts, saver.get());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (saver && !saver->status().isOk())
+    return saver->status();
+  results = attribution(m, opts.seed);
+
+  std::string folderPath;
+  if (std::string error; !train::analysisFolder(checkpoint, "interventions", opts.outDir, opts.scriptName, folderPath, error))
+    return support::Status::failed(error);
+  const fs::path folder = folderPath;
+  train::writeFileAtomically((folder / "attrib.csv").string(), attribCsv(spec, results));
+  // Capped so that a 10,000-cell sweep does not write hundreds of megabytes.
+  const bool perExample = static_cast<double>(C) * static_cast<double>(n) <= kMaxPerExampleValues;
+  if (perExample)
+    writePerExample((folder / "per-example.csv").string(), spec.readout, m.docClean, m.docCorrupt, m.docPatched);
+  std::string title = g.model + ": Attrib (readout " + spec.readout + "), " + (spec.swap ? "swap" : "restore") +
+                      ", corrupt " + spec.corrupt;
+  const std::vector<std::string> heatmaps = writeHeatmap((folder / "heatmap.svg").string(), spec, results, title);
+  if (heatmaps.size() > 1)
+    out << "heatmaps: " << heatmaps.size() << ", one per value of the variables after the first two ("
+        << fs::path(heatmaps[0]).filename().string() << ", ...)\n";
+  if (saver)
+    if (support::Status s = writeActivations(*saver, folder, g, spec, opts, n, out); !s.isOk())
+      return s;
+  printTable(out, g, spec, n, results, m);
   if (!perExample)
     out << "per-example.csv not written: " << C << " cells x " << n << " documents is over "
         << static_cast<int64_t>(kMaxPerExampleValues) << " values\n";
-  out << format("%lld cells in %.2fs (one batched forward per %lld documents and %lld cells); wrote %s\n",
-                (long long)C, seconds, (long long)chunk, (long long)block, (folder / "attrib.csv").string().c_str())
+  out << support::format("%lld cells in %.2fs (one batched forward per %lld documents and %lld cells); wrote %s\n",
+                         (long long)C, seconds, (long long)m.chunk, (long long)m.block,
+                         (folder / "attrib.csv").string().c_str())
       << std::flush;
   return support::Status::ok();
 }

@@ -213,6 +213,107 @@ std::string changedRunSettings(const CheckpointMeta &meta, const std::string &no
 }
 } // namespace
 
+namespace {
+/// --resume: the checkpoint's model, optimiser, step and metrics rows,
+/// after checking it is this model's, with settings --resume may keep.
+support::Status resume(const TrainConfig &c, const RunOptions &opts, const std::string &graphJson,
+                       const std::string &settings, int64_t total, rt::Model &model, torch::optim::AdamW &optimizer,
+                       int64_t &step, bool &stoppedEarly, std::vector<MetricsRow> &rows, std::ostream &log) {
+  using support::Status;
+  const std::string ckptPath = (fs::path(c.outDir) / "checkpoint.pt").string();
+  const std::string csvPath = (fs::path(c.outDir) / "metrics.csv").string();
+  std::string error;
+  CheckpointMeta meta;
+  if (!readCheckpointMeta(ckptPath, meta, error))
+    return Status::failed("--resume: " + error);
+  if (graph::modelIdentity(meta.graphJson) != graph::modelIdentity(graphJson))
+    return Status::failed("--resume: " + ckptPath + " was written for a different model");
+  if (std::string changed = changedRunSettings(meta, settings, opts, ckptPath); !changed.empty())
+    return Status::failed(changed);
+  if (!loadCheckpoint(ckptPath, model, &optimizer, meta, error))
+    return Status::failed("--resume: " + error);
+  step = meta.step;
+  stoppedEarly = meta.stoppedEarly;
+  for (const MetricsRow &r : readMetricsCsv(csvPath))
+    if (r.step <= step)
+      rows.push_back(r);
+  if (stoppedEarly)
+    log << c.outDir << " is finished: it stopped early at step " << step << "/" << total
+        << " (train.early_stop_acc " << c.earlyStopAcc << ")\n";
+  else
+    log << "resuming " << c.outDir << " at step " << step << "/" << total << "\n";
+  return Status::ok();
+}
+
+/// The line that opens a run: the model, the data, the steps and threads, the back end.
+void describeRun(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts, const tasks::Dataset &trainSet,
+                 double loadSec, int64_t total, const at::Device &device, std::ostream &log) {
+  log << "training " << g.model << " (" << graph::parameterCount(g) << " parameters) on "
+      << c.task.title() << ": " << trainSet.size() << " documents of up to "
+      << trainSet.seqLen << " tokens, vocabulary " << c.task.vocabSize() << " (data ready in "
+      << formatDuration(loadSec) << "); " << total << " steps, " << at::get_num_threads()
+      << " threads" << (at::get_num_threads() > 1 && std::getenv("OMP_WAIT_POLICY")
+                            ? std::string(" (OMP_WAIT_POLICY=") + std::getenv("OMP_WAIT_POLICY") + ")"
+                            : std::string())
+      << ", " << (opts.kernels ? "generated" : "libtorch") << " back end"
+      << (device.is_cpu() ? std::string() : ", on " + device.str()) << "\n";
+}
+
+/// The run folder created (unless it exists) and locked for the whole run:
+/// one writer per run folder. A folder that holds the user's own files (a
+/// config.toml beside its data) is not a run folder: mixc would replace its
+/// config.toml.
+support::Status openRunFolder(const std::string &dir, bool &created, std::unique_ptr<support::FolderLock> &lock) {
+  static const std::vector<std::string> kRunMarks = {"checkpoint.pt", "result.toml", ".lock",
+                                                     "graph.json",    "metrics.csv", "cell.toml"};
+  if (std::string why = support::foreignFolder(dir, kRunMarks, "a run folder"); !why.empty())
+    return support::Status::failed(why + "; [output] dir or --out names the run folder");
+  std::error_code ec;
+  created = !fs::exists(dir, ec);
+  fs::create_directories(dir, ec);
+  if (ec)
+    return support::Status::failed("cannot create " + dir + ": " + ec.message());
+  std::string lockError;
+  if (!(lock = support::FolderLock::acquire(dir, lockError)))
+    return support::Status::failed(lockError);
+  support::removeStaleTemporaries(dir); // of a run killed mid-write; nobody else writes here now
+  return support::Status::ok();
+}
+
+/// A stop (a signal, or --stop-after): the checkpoint saved where the run is.
+support::Status saveOnStop(const std::string &ckptPath, rt::Model &model, torch::optim::AdamW &optimizer,
+                           const CheckpointMeta &meta, int64_t lastCheckpoint) {
+  std::string error;
+  if (!saveCheckpoint(ckptPath, model, &optimizer, meta, error))
+    return support::Status::failed("interrupted at step " + std::to_string(meta.step) + ", but " + error +
+                                   keptCheckpoint(lastCheckpoint));
+  return support::Status::interrupted("interrupted: checkpoint saved at step " + std::to_string(meta.step) +
+                                      "; continue with --resume");
+}
+
+/// A finished run: result.toml (read by the sweep) and the closing line.
+void finishRun(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts, const MetricsRow &last,
+               int64_t step, int64_t total, bool stoppedEarly, double elapsed, std::ostream &out) {
+  const char *backend = opts.kernels ? "generated" : "libtorch";
+  char summary[512];
+  std::snprintf(summary, sizeof summary,
+                "# written by mixc train when the run finished\n"
+                "step = %lld\ntotal_steps = %lld\nstopped_early = %s\neval_acc = %.6g\n"
+                "eval_prob = %.6g\nbackend = \"%s\"\n",
+                (long long)step, (long long)total, stoppedEarly ? "true" : "false", last.evalAcc,
+                last.evalProb, backend);
+  writeFileAtomically((fs::path(c.outDir) / "result.toml").string(), summary);
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%s: eval accuracy %.4f (mean p(answer) %.4f) on %lld test documents after %lld steps"
+                "%s (%s, %.0f tokens/s)\n",
+                g.model.c_str(), last.evalAcc, last.evalProb, (long long)std::min(c.evalSize, c.task.testSize()),
+                (long long)step, stoppedEarly ? " (stopped early)" : "", formatDuration(elapsed).c_str(),
+                last.tokensPerSec);
+  out << line << "run folder: " << c.outDir << " (metrics.csv, curves.svg, checkpoint.pt)\n" << std::flush;
+}
+} // namespace
+
 support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts,
                       const support::Console &io) {
   using support::Status;
@@ -240,22 +341,10 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
     return Status::failed(error);
   if (support::stopRequested())
     return stoppedDuringSetup("building the model");
-  // A folder that holds the user's own files (a config.toml beside its
-  // data) is not a run folder: mixc would replace its config.toml.
-  static const std::vector<std::string> kRunMarks = {"checkpoint.pt", "result.toml", ".lock",
-                                                     "graph.json",    "metrics.csv", "cell.toml"};
-  if (std::string why = support::foreignFolder(c.outDir, kRunMarks, "a run folder"); !why.empty())
-    return Status::failed(why + "; [output] dir or --out names the run folder");
-  const bool createdFolder = !fs::exists(c.outDir, ec);
-  fs::create_directories(c.outDir, ec);
-  if (ec)
-    return Status::failed("cannot create " + c.outDir + ": " + ec.message());
-  // One writer per run folder, for the whole run.
-  std::string lockError;
-  std::unique_ptr<support::FolderLock> lock = support::FolderLock::acquire(c.outDir, lockError);
-  if (!lock)
-    return Status::failed(lockError);
-  support::removeStaleTemporaries(c.outDir); // of a run killed mid-write; nobody else writes here now
+  bool createdFolder = false;
+  std::unique_ptr<support::FolderLock> lock;
+  if (Status opened = openRunFolder(c.outDir, createdFolder, lock); !opened.isOk())
+    return opened;
 
   // Setup that ends early leaves no trace: a folder this run made holds
   // only its lock file until the data is ready.
@@ -292,25 +381,10 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
   bool stoppedEarly = false;
   std::vector<MetricsRow> rows;
   if (opts.resume) {
-    CheckpointMeta meta;
-    if (!readCheckpointMeta(ckptPath, meta, error))
-      return Status::failed("--resume: " + error);
-    if (graph::modelIdentity(meta.graphJson) != graph::modelIdentity(graphJson))
-      return Status::failed("--resume: " + ckptPath + " was written for a different model");
-    if (std::string changed = changedRunSettings(meta, settings, opts, ckptPath); !changed.empty())
-      return Status::failed(changed);
-    if (!loadCheckpoint(ckptPath, *model, &optimizer, meta, error))
-      return Status::failed("--resume: " + error);
-    step = meta.step;
-    stoppedEarly = meta.stoppedEarly;
-    for (const MetricsRow &r : readMetricsCsv(csvPath))
-      if (r.step <= step)
-        rows.push_back(r);
-    if (stoppedEarly)
-      io.log << c.outDir << " is finished: it stopped early at step " << step << "/" << total
-                << " (train.early_stop_acc " << c.earlyStopAcc << ")\n";
-    else
-      io.log << "resuming " << c.outDir << " at step " << step << "/" << total << "\n";
+    if (Status resumed =
+            resume(c, opts, graphJson, settings, total, *model, optimizer, step, stoppedEarly, rows, io.log);
+        !resumed.isOk())
+      return resumed;
   } else if (fs::exists(ckptPath)) {
     return Status::failed(c.outDir + " already holds a run (checkpoint.pt); pass --resume "
                           "to continue it, or choose another [output] dir");
@@ -318,15 +392,7 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
   writeFileAtomically((fs::path(c.outDir) / "config.toml").string(), c.text);
   writeFileAtomically((fs::path(c.outDir) / "graph.json").string(), graphJson);
 
-  io.log << "training " << g.model << " (" << graph::parameterCount(g) << " parameters) on "
-            << c.task.title() << ": " << trainSet.size() << " documents of up to "
-            << trainSet.seqLen << " tokens, vocabulary " << c.task.vocabSize() << " (data ready in "
-            << formatDuration(loadSec) << "); " << total << " steps, " << at::get_num_threads()
-            << " threads" << (at::get_num_threads() > 1 && std::getenv("OMP_WAIT_POLICY")
-                                  ? std::string(" (OMP_WAIT_POLICY=") + std::getenv("OMP_WAIT_POLICY") + ")"
-                                  : std::string())
-            << ", " << (opts.kernels ? "generated" : "libtorch") << " back end"
-            << (device.is_cpu() ? std::string() : ", on " + device.str()) << "\n";
+  describeRun(c, g, opts, trainSet, loadSec, total, device, io.log);
 
   auto record = [&](double loss, double acc, double tps, double elapsed) {
     EvalResult e = evaluateOn(*model, testSet, c.evalSize, c.evalBatch);
@@ -350,12 +416,7 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
   while (step < total && !stoppedEarly) {
     if (support::stopRequested() || (opts.stopAfter > 0 && step == opts.stopAfter)) {
       progress.finish();
-      std::string error;
-      if (!saveCheckpoint(ckptPath, *model, &optimizer, {step, false, c.text, graphJson, settings}, error))
-        return Status::failed("interrupted at step " + std::to_string(step) + ", but " + error +
-                              keptCheckpoint(lastCheckpoint));
-      return Status::interrupted("interrupted: checkpoint saved at step " + std::to_string(step) +
-                                 "; continue with --resume");
+      return saveOnStop(ckptPath, *model, optimizer, {step, false, c.text, graphJson, settings}, lastCheckpoint);
     }
     double lr = learningRate(c, step, total);
     for (auto &group : optimizer.param_groups())
@@ -400,24 +461,7 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
   if (rows.empty())
     return Status::failed(csvPath + " has no rows to resume from");
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const MetricsRow &last = rows.back();
-  const char *backend = opts.kernels ? "generated" : "libtorch";
-  char summary[512];
-  std::snprintf(summary, sizeof summary,
-                "# written by mixc train when the run finished\n"
-                "step = %lld\ntotal_steps = %lld\nstopped_early = %s\neval_acc = %.6g\n"
-                "eval_prob = %.6g\nbackend = \"%s\"\n",
-                (long long)step, (long long)total, stoppedEarly ? "true" : "false", last.evalAcc,
-                last.evalProb, backend);
-  writeFileAtomically((fs::path(c.outDir) / "result.toml").string(), summary);
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "%s: eval accuracy %.4f (mean p(answer) %.4f) on %lld test documents after %lld steps"
-                "%s (%s, %.0f tokens/s)\n",
-                g.model.c_str(), last.evalAcc, last.evalProb, (long long)std::min(c.evalSize, c.task.testSize()),
-                (long long)step, stoppedEarly ? " (stopped early)" : "", formatDuration(elapsed).c_str(),
-                last.tokensPerSec);
-  io.out << line << "run folder: " << c.outDir << " (metrics.csv, curves.svg, checkpoint.pt)\n" << std::flush;
+  finishRun(c, g, opts, rows.back(), step, total, stoppedEarly, elapsed, io.out);
   return Status::ok();
 }
 
