@@ -71,7 +71,7 @@ struct OpShapes {
 double causalLongConvFlops(double sequences, int64_t T);
 
 struct OpSpec {
-  const char *name;    // the mnemonic: "selective_scan"
+  const char *name;    // the mnemonic: "causal_conv"
   const char *summary; // ODS summary
   std::vector<OperandSpec> operands;
   std::vector<AttrSpec> attrs;
