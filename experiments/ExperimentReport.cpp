@@ -1,7 +1,7 @@
 //===- ExperimentReport.cpp - `mixc report`: markdown, plots and CSVs over sweeps ---===//
 #include "experiments/ExperimentReport.h"
 #include "experiments/Csv.h"
-#include "experiments/Plot.h"
+#include "support/Plot.h"
 #include "support/OutputGuard.h"
 
 #include <toml++/toml.h>
@@ -21,6 +21,10 @@ namespace fs = std::filesystem;
 
 namespace {
 using Row = std::map<std::string, std::string>;
+using support::barChart;
+using support::lineChart;
+using support::Point;
+using support::scatterPlot;
 
 double number(const Row &r, const std::string &k, double fallback = NAN) {
   auto it = r.find(k);

@@ -5,6 +5,7 @@
 #include "dsl/Rewrite.h"
 #include "support/Suggest.h"
 #include "support/Format.h"
+#include "support/Plot.h"
 #include "runtime/core/Model.h"
 #include "runtime/core/NodeAttrs.h"
 #include "runtime/tasks/Task.h"
@@ -124,56 +125,16 @@ void writeOneHeatmap(const std::string &path, const InterveneSpec &spec, const s
   }
   if (rows.empty())
     return;
-  // Row labels are right-aligned at x0: room for the longest (12 px text,
-  // 0.6 em a character), and the picture as wide as its title (14 px).
-  size_t longest = 0;
-  for (const std::string &r : rows)
-    longest = std::max(longest, spec.cells[0].coords[0].first.size() + 1 + r.size());
-  const int cw = 125, ch = 40, y0 = 60;
-  const int x0 = std::max(120, 18 + static_cast<int>(7.2 * static_cast<double>(longest)));
-  const int width = std::max(x0 + cw * static_cast<int>(cols.size()) + 110,
-                             20 + static_cast<int>(8.4 * static_cast<double>(title.size())));
-  std::ostringstream s;
-  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width
-    << "' height='" << y0 + ch * rows.size() + 50 << "' font-family='sans-serif'>\n"
-    << "<rect width='100%' height='100%' fill='white'/>\n"
-    << "<text x='10' y='22' font-size='14'>" << title << "</text>\n";
-  for (size_t j = 0; j < cols.size(); ++j)
-    s << "<text x='" << x0 + cw * j + cw / 2 << "' y='" << y0 - 8
-      << "' font-size='12' text-anchor='middle'>" << spec.cells[0].coords[1].first << "="
-      << cols[j] << "</text>\n";
-  for (size_t i = 0; i < rows.size(); ++i)
-    s << "<text x='" << x0 - 8 << "' y='" << y0 + ch * i + ch / 2 + 4
-      << "' font-size='12' text-anchor='end'>" << spec.cells[0].coords[0].first << "="
-      << rows[i] << "</text>\n";
+  support::Heatmap h{title, spec.cells[0].coords[0].first, spec.cells[0].coords[1].first, scale, rows, cols, {}};
   for (size_t k = 0; k < spec.cells.size(); ++k) {
-    size_t i = std::find(rows.begin(), rows.end(), spec.cells[k].coords[0].second) - rows.begin();
-    size_t j = std::find(cols.begin(), cols.end(), spec.cells[k].coords[1].second) - cols.begin();
-    double a = res[k].kept ? std::clamp(res[k].attrib, 0.0, 1.0) : 0;
-    int shade = static_cast<int>(255 - 200 * a);
-    s << "<rect x='" << x0 + cw * j << "' y='" << y0 + ch * i << "' width='" << cw
-      << "' height='" << ch << "' fill='rgb(" << shade << "," << shade << ",255)' stroke='#999'>";
-    if (res[k].interval.valid) // shown on hover
-      s << "<title>95% interval [" << fmt(res[k].interval.lo) << ", " << fmt(res[k].interval.hi) << "]</title>";
-    s << "</rect>\n";
-    char buf[32];
-    if (res[k].kept) // + 0.0 turns a printed "-0.00" into "0.00"
-      std::snprintf(buf, sizeof buf, "%.2f", std::round(res[k].attrib * 100) / 100 + 0.0);
-    else
-      std::snprintf(buf, sizeof buf, "n/a");
-    s << "<text x='" << x0 + cw * j + cw / 2 << "' y='" << y0 + ch * i + ch / 2 + 4
-      << "' font-size='12' text-anchor='middle'>" << buf << "</text>\n";
+    const size_t i = std::find(rows.begin(), rows.end(), spec.cells[k].coords[0].second) - rows.begin();
+    const size_t j = std::find(cols.begin(), cols.end(), spec.cells[k].coords[1].second) - cols.begin();
+    const std::string hover = res[k].interval.valid // shown on hover
+                                  ? "95% interval [" + fmt(res[k].interval.lo) + ", " + fmt(res[k].interval.hi) + "]"
+                                  : "";
+    h.cells.push_back({i, j, res[k].attrib, res[k].kept, hover});
   }
-  // The colour scale: Attrib 0 (white) to 1 (blue), as the cells are shaded.
-  const int sx = x0 + cw * static_cast<int>(cols.size()) + 30, sh = std::max(ch * static_cast<int>(rows.size()), 80);
-  s << "<defs><linearGradient id='attrib' x1='0' y1='1' x2='0' y2='0'><stop offset='0' stop-color='rgb(255,255,255)'/>"
-    << "<stop offset='1' stop-color='rgb(55,55,255)'/></linearGradient></defs>\n"
-    << "<rect x='" << sx << "' y='" << y0 << "' width='14' height='" << sh << "' fill='url(#attrib)' stroke='#999'/>\n";
-  for (int k = 0; k <= 4; ++k)
-    s << "<text x='" << sx + 18 << "' y='" << y0 + sh - sh * k / 4 + 4 << "' font-size='10'>" << k * 0.25 << "</text>\n";
-  s << "<text x='" << sx << "' y='" << y0 - 8 << "' font-size='11'>" << scale << "</text>\n";
-  s << "</svg>\n";
-  train::writeFileAtomically(path, s.str());
+  train::writeFileAtomically(path, support::heatmapChart(h));
 }
 
 /// A file-name-safe form of "layer=0 head=3".

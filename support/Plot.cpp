@@ -1,12 +1,13 @@
-//===- Plot.cpp - SVG bar and scatter plots for reports ---------------------===//
-#include "experiments/Plot.h"
+//===- Plot.cpp - every SVG chart mixc draws ---------------------------------===//
+#include "support/Plot.h"
+#include "support/Ticks.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
-namespace mixc::experiments {
+namespace mixc::support {
 namespace {
 const char *kColours[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1"};
 
@@ -237,4 +238,124 @@ std::string scatterPlot(const std::string &title, const std::string &xLabel,
   return s.str();
 }
 
-} // namespace mixc::experiments
+std::string heatmapChart(const Heatmap &h) {
+  // Row labels are right-aligned at x0: room for the longest (12 px text,
+  // 0.6 em a character), and the picture as wide as its title (14 px).
+  size_t longest = 0;
+  for (const std::string &r : h.rows)
+    longest = std::max(longest, h.rowAxis.size() + 1 + r.size());
+  const int cw = 125, ch = 40, y0 = 60;
+  const int x0 = std::max(120, 18 + static_cast<int>(7.2 * static_cast<double>(longest)));
+  const int width = std::max(x0 + cw * static_cast<int>(h.cols.size()) + 110,
+                             20 + static_cast<int>(8.4 * static_cast<double>(h.title.size())));
+  std::ostringstream s;
+  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width
+    << "' height='" << y0 + ch * h.rows.size() + 50 << "' font-family='sans-serif'>\n"
+    << "<rect width='100%' height='100%' fill='white'/>\n"
+    << "<text x='10' y='22' font-size='14'>" << escape(h.title) << "</text>\n";
+  for (size_t j = 0; j < h.cols.size(); ++j)
+    s << "<text x='" << x0 + cw * j + cw / 2 << "' y='" << y0 - 8 << "' font-size='12' text-anchor='middle'>"
+      << escape(h.colAxis + "=" + h.cols[j]) << "</text>\n";
+  for (size_t i = 0; i < h.rows.size(); ++i)
+    s << "<text x='" << x0 - 8 << "' y='" << y0 + ch * i + ch / 2 + 4 << "' font-size='12' text-anchor='end'>"
+      << escape(h.rowAxis + "=" + h.rows[i]) << "</text>\n";
+  for (const Heatmap::Cell &c : h.cells) {
+    double a = c.shown ? std::clamp(c.value, 0.0, 1.0) : 0;
+    int shade = static_cast<int>(255 - 200 * a);
+    s << "<rect x='" << x0 + cw * c.col << "' y='" << y0 + ch * c.row << "' width='" << cw << "' height='" << ch
+      << "' fill='rgb(" << shade << "," << shade << ",255)' stroke='#999'>";
+    if (!c.hover.empty())
+      s << "<title>" << escape(c.hover) << "</title>";
+    s << "</rect>\n";
+    char buf[32];
+    if (c.shown) // + 0.0 turns a printed "-0.00" into "0.00"
+      std::snprintf(buf, sizeof buf, "%.2f", std::round(c.value * 100) / 100 + 0.0);
+    else
+      std::snprintf(buf, sizeof buf, "n/a");
+    s << "<text x='" << x0 + cw * c.col + cw / 2 << "' y='" << y0 + ch * c.row + ch / 2 + 4
+      << "' font-size='12' text-anchor='middle'>" << buf << "</text>\n";
+  }
+  // The colour scale: 0 (white) to 1 (blue), as the cells are shaded.
+  const int sx = x0 + cw * static_cast<int>(h.cols.size()) + 30;
+  const int sh = std::max(ch * static_cast<int>(h.rows.size()), 80);
+  s << "<defs><linearGradient id='attrib' x1='0' y1='1' x2='0' y2='0'><stop offset='0' stop-color='rgb(255,255,255)'/>"
+    << "<stop offset='1' stop-color='rgb(55,55,255)'/></linearGradient></defs>\n"
+    << "<rect x='" << sx << "' y='" << y0 << "' width='14' height='" << sh << "' fill='url(#attrib)' stroke='#999'/>\n";
+  for (int k = 0; k <= 4; ++k)
+    s << "<text x='" << sx + 18 << "' y='" << y0 + sh - sh * k / 4 + 4 << "' font-size='10'>" << k * 0.25 << "</text>\n";
+  s << "<text x='" << sx << "' y='" << y0 - 8 << "' font-size='11'>" << escape(h.scale) << "</text>\n";
+  s << "</svg>\n";
+  return s.str();
+}
+
+namespace {
+/// One panel of curves at (x0, y0), w × h.
+std::string curvePanel(const CurvePanel &p, double x0, double y0, double w, double h) {
+  std::ostringstream s;
+  double maxX = 1;
+  for (const Curve &c : p.curves)
+    for (double x : c.x)
+      maxX = std::max(maxX, x);
+  double lo = p.unitRange ? 0 : 1e300, hi = p.unitRange ? 1 : -1e300;
+  if (!p.unitRange)
+    for (const Curve &c : p.curves)
+      for (double y : c.y)
+        if (std::isfinite(y)) {
+          lo = std::min(lo, y);
+          hi = std::max(hi, y);
+        }
+  if (!(hi > lo)) {
+    lo = p.unitRange ? 0 : (lo < 1e300 ? lo - 1 : 0);
+    hi = lo + (p.unitRange ? 1 : 2);
+  }
+  const std::vector<double> yTicks = niceTicks(lo, hi, 5), xTicks = niceTicks(0, maxX, 5);
+  lo = yTicks.front(), hi = yTicks.back();
+  const double xMax = xTicks.back();
+  auto X = [&](double x) { return x0 + w * x / xMax; };
+  auto Y = [&](double v) { return y0 + h * (1 - (v - lo) / (hi - lo)); };
+  s << "<text x='" << x0 << "' y='" << y0 - 8 << "' font-size='13'>" << escape(p.label) << "</text>\n";
+  const double ySpacing = yTicks.size() > 1 ? yTicks[1] - yTicks[0] : 1;
+  for (double t : yTicks)
+    s << "<line x1='" << x0 << "' x2='" << x0 + w << "' y1='" << Y(t) << "' y2='" << Y(t)
+      << "' stroke='#e5e5e5'/><text x='" << x0 - 4 << "' y='" << Y(t) + 3.5
+      << "' font-size='10' text-anchor='end'>" << tickLabel(t, ySpacing) << "</text>\n";
+  const double xSpacing = xTicks.size() > 1 ? xTicks[1] - xTicks[0] : 1;
+  for (double t : xTicks)
+    s << "<line x1='" << X(t) << "' x2='" << X(t) << "' y1='" << y0 << "' y2='" << y0 + h
+      << "' stroke='#e5e5e5'/><text x='" << X(t) << "' y='" << y0 + h + 13
+      << "' font-size='10' text-anchor='middle'>" << tickLabel(t, xSpacing) << "</text>\n";
+  s << "<rect x='" << x0 << "' y='" << y0 << "' width='" << w << "' height='" << h
+    << "' fill='none' stroke='#888'/>\n";
+  s << "<text x='" << x0 + w / 2 << "' y='" << y0 + h + 28 << "' font-size='11' text-anchor='middle'>"
+    << escape(p.xLabel) << "</text>\n";
+  for (size_t k = 0; k < p.curves.size(); ++k) {
+    const Curve &c = p.curves[k];
+    s << "<polyline fill='none' stroke='" << c.colour << "' stroke-width='1.5' points='";
+    for (size_t i = 0; i < c.x.size() && i < c.y.size(); ++i)
+      if (std::isfinite(c.y[i]))
+        s << X(c.x[i]) << "," << Y(c.y[i]) << " ";
+    s << "'/>\n";
+    if (p.curves.size() > 1) { // the legend sits on the title line, clear of the curves
+      const double lx = x0 + w - 90.0 * static_cast<double>(p.curves.size() - k);
+      s << "<line x1='" << lx << "' x2='" << lx + 15 << "' y1='" << y0 - 12 << "' y2='" << y0 - 12 << "' stroke='"
+        << c.colour << "' stroke-width='2'/><text x='" << lx + 19 << "' y='" << y0 - 8
+        << "' font-size='10'>" << escape(c.name) << "</text>\n";
+    }
+  }
+  return s.str();
+}
+} // namespace
+
+std::string curvesChart(const std::string &title, const std::vector<CurvePanel> &panels) {
+  const int width = 20 + 360 * static_cast<int>(panels.size());
+  std::ostringstream s;
+  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='320' font-family='sans-serif'>\n";
+  s << "<rect width='" << width << "' height='320' fill='white'/>\n";
+  s << "<text x='" << width / 2 << "' y='20' font-size='14' text-anchor='middle'>" << escape(title) << "</text>\n";
+  for (size_t i = 0; i < panels.size(); ++i)
+    s << curvePanel(panels[i], 60 + 370.0 * static_cast<double>(i), 50, 280, 210);
+  s << "</svg>\n";
+  return s.str();
+}
+
+} // namespace mixc::support
