@@ -1,5 +1,6 @@
 //===- Rewrite.cpp - parse intervention scripts -----------------------------===//
 #include "dsl/Rewrite.h"
+#include "support/Limits.h"
 #include "support/TextFile.h"
 
 #include <cctype>
@@ -56,9 +57,7 @@ bool matchesPattern(const std::string &p, const std::string &n) {
 }
 
 namespace {
-/// Whether `v` is a finite float: the values a script adds are added to
-/// float activations, where 1e39 is infinite.
-bool fitsFloat(double v) { return std::fabs(v) <= static_cast<double>(std::numeric_limits<float>::max()); }
+using support::fitsFloat;
 
 constexpr int64_t kMaxOffset = 1000000;
 // A learned subspace wider than this is no longer a subspace of any model

@@ -929,8 +929,12 @@ private:
       ++slot;
     const Cell &c = cells[i];
     fs::path dir = s.out / c.name;
-    fs::create_directories(dir);
-    writeFileAtomically((dir / "cell.toml").string(), cellConfig(s, c, dir, o.projectRoot));
+    std::string error; // a full disk or a read-only folder: said, and the sweep stops starting cells
+    if (!support::makeFolder(dir.string(), error) ||
+        !support::writeFileAtomically((dir / "cell.toml").string(), cellConfig(s, c, dir, o.projectRoot), error)) {
+      io.log << "error: cannot start " << c.name << ": " << error << "; stopping the sweep\n";
+      return false;
+    }
     std::vector<std::vector<std::string>> cmds;
     std::vector<std::string> train = {o.self, "train", (dir / "cell.toml").string(), "--quiet",
                                       "--backend=" + o.backend};
@@ -1037,7 +1041,7 @@ support::Status LocalSweep::run(const std::vector<size_t> &todo) {
   if (launchFailed || done < todo.size())
     return Status::failed(format("%zu of %zu cells did not run%s; run the same command again to continue",
                                  todo.size() - done, todo.size(),
-                                 launchFailed ? " (a cell's process could not start)" : ""));
+                                 launchFailed ? " (a cell could not be started)" : ""));
   io.out << format("sweep %s done: %zu cells run (%zu failed), %.0f s of runs; results in %s\n", s.name.c_str(),
                    done, failed, busySeconds, resultsPath.string().c_str())
          << std::flush;

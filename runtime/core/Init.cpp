@@ -1,5 +1,6 @@
 //===- Init.cpp - parameter initialisation rules (protocol §4) --------------===//
 #include "runtime/core/Init.h"
+#include "support/Limits.h"
 
 #include <cmath>
 #include <limits>
@@ -27,7 +28,7 @@ std::string parseInit(const std::string &text, InitRule &rule) {
       if (item.empty() || *end)
         return "malformed number '" + item + "' in init rule '" + text + "'";
       // A graph file may be edited: nan or inf would train to a NaN loss that reads like a bad rate.
-      if (!std::isfinite(v) || std::fabs(v) > 3.4e38)
+      if (!support::fitsFloat(v))
         return "init rule '" + text + "' has the argument '" + item + "', which is not a finite float";
       rule.args.push_back(v);
     }
