@@ -11,25 +11,50 @@ CXX=${FUZZ_CXX:-clang++-16}
 mkdir -p "$OUT"
 # -DNDEBUG as in release builds: toml++ asserts on inputs its release build rejects cleanly.
 FLAGS=(-std=c++17 -O1 -g -DNDEBUG -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-       -fsanitize-ignorelist=test/fuzz/ignorelist.txt -I.)
+       -fsanitize-ignorelist="$PWD/test/fuzz/ignorelist.txt" -I"$PWD")
 # The source lists come from CMake (mixc_record_sources): build first.
 SOURCES=${FUZZ_SOURCES:-build/fuzz-sources.sh}
 [ -f "$SOURCES" ] || { echo "fuzz: $SOURCES is missing; run scripts/build.sh first" >&2; exit 1; }
 # shellcheck source=/dev/null
 source "$SOURCES"
-build() { # name sources...
-  local name=$1; shift
-  local bin="$OUT/${name}_fuzzer"
-  if [ ! -x "$bin" ] || [ -n "$(find "$@" test/fuzz/${name}_fuzzer.cpp dsl support abi runtime/train runtime/tasks -newer "$bin" -name '*.[ch]*' 2>/dev/null | head -1)" ]; then
-    "$CXX" "${FLAGS[@]}" "test/fuzz/${name}_fuzzer.cpp" "$@" -o "$bin" ${LIBS:-}
+# Each source is compiled once (the support sources serve four targets) and
+# in parallel: a ninja file written here, with the compiler's header
+# dependencies (-MD), so a rerun rebuilds only what changed.
+NINJA_FILE="$OUT/build.ninja"
+{
+  echo "# Written by scripts/fuzz.sh: the libFuzzer targets."
+  echo "rule cxx"
+  echo "  command = $CXX ${FLAGS[*]} -MD -MF \$out.d -c \$in -o \$out"
+  echo "  depfile = \$out.d"
+  echo "  deps = gcc"
+  echo "rule link"
+  echo "  command = $CXX ${FLAGS[*]} \$in -o \$out \$libs"
+} > "$NINJA_FILE.new"
+declare -A COMPILED=()
+object() { # source: sets OBJ to its object's path, its build line written once
+  OBJ="obj/${1#"$PWD"/}.o"
+  if [ -z "${COMPILED[$OBJ]:-}" ]; then
+    COMPILED[$OBJ]=1
+    echo "build $OBJ: cxx $1" >> "$NINJA_FILE.new"
   fi
 }
-build dsl "${DSL_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
-build rewrite "${DSL_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
-build graph "${GRAPH_SOURCES[@]}"
-LIBS=-ltomlplusplus build config "${CONFIG_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
-build safetensors "${SUPPORT_SOURCES[@]}"
-build bundle "${BUNDLE_SOURCES[@]}" "${GRAPH_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
+target() { # name sources...
+  local name=$1 objs=() src; shift
+  for src in "$PWD/test/fuzz/${name}_fuzzer.cpp" "$@"; do
+    case "$src" in /*) ;; *) src="$PWD/$src" ;; esac
+    object "$src"
+    objs+=("$OBJ")
+  done
+  { echo "build ${name}_fuzzer: link ${objs[*]}"; echo "  libs = ${LIBS:-}"; } >> "$NINJA_FILE.new"
+}
+target dsl "${DSL_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
+target rewrite "${DSL_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
+target graph "${GRAPH_SOURCES[@]}"
+LIBS=-ltomlplusplus target config "${CONFIG_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
+target safetensors "${SUPPORT_SOURCES[@]}"
+target bundle "${BUNDLE_SOURCES[@]}" "${GRAPH_SOURCES[@]}" "${SUPPORT_SOURCES[@]}"
+cmp -s "$NINJA_FILE.new" "$NINJA_FILE" && rm "$NINJA_FILE.new" || mv "$NINJA_FILE.new" "$NINJA_FILE"
+ninja -C "$OUT" -j "${FUZZ_JOBS:-$(nproc)}" > "$OUT/ninja.log" 2>&1 || { tail -40 "$OUT/ninja.log"; echo "fuzz: the targets do not build" >&2; exit 1; }
 status=0
 # Inputs that once crashed a target, replayed first.
 for f in test/fuzz/regressions/*; do

@@ -8,7 +8,10 @@ export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1
 # -O1 -g1: a third less compile time than -O2 -g; ASan still reports
 # file:line (the instrumented code is ours; LibTorch's kernels are not).
-BUILD_DIR=${BUILD_DIR:-build-asan} BUILD_TYPE=RelWithDebInfo OPT_FLAGS="-O1 -g1 -DNDEBUG" bash scripts/build.sh -DMIXC_SANITIZE=ON
+# Only what the tests below run (the drivers and the unit-test programs), not
+# the benchmarks: they run by hand, in the normal build.
+BUILD_DIR=${BUILD_DIR:-build-asan} BUILD_TYPE=RelWithDebInfo OPT_FLAGS="-O1 -g1 -DNDEBUG" \
+  TARGETS="mixc mix-opt mixc_unit_tests mixc_registry_tests mixc_runtime_tests" bash scripts/build.sh -DMIXC_SANITIZE=ON
 cd "${BUILD_DIR:-build-asan}"
 # What sanitizers can find: the tests labelled `unit` or `sanitize` (test/CMakeLists.txt:
 # unit and compiler tests, fuzz regressions and one e2e path through each
