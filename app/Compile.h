@@ -66,6 +66,11 @@ Compiler &compiler();
 /// The runtime-only build's answer wherever the compiler is needed.
 std::string needsCompiler(const std::string &what);
 
+/// A bundle at `outDir`: the compiled model with each script in `scripts`
+/// compiled against it (as `mixc intervene` applies them).
+support::Status writeBundle(const mix::CompileResult &compiled, const std::vector<std::string> &scripts,
+                            const std::string &outDir, std::ostream &diagnostics);
+
 /// The import search path of a request: its folders, then the source root.
 std::vector<std::string> searchPath(const std::vector<std::string> &includeDirs);
 

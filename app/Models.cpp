@@ -77,26 +77,4 @@ support::Status modelForConfig(const train::TrainConfig &config, const std::stri
   return support::Status::ok();
 }
 
-support::Status writeBundle(const mix::CompileResult &compiled, const std::vector<std::string> &scripts,
-                            const std::string &outDir, std::ostream &diagnostics) {
-  graph::Bundle bundle{compiled.graph, compiled.cpuKernels, compiled.cudaKernels, {}};
-  for (const std::string &path : scripts) {
-    LoadedScript script;
-    mix::CompileResult rewritten;
-    if (support::Status st = loadScript(path, script, diagnostics); !st.isOk())
-      return st;
-    if (support::Status st = compiler().rewrite(compiled.graph, script, "", rewritten, diagnostics); !st.isOk())
-      return st;
-    graph::CompiledRewrite r;
-    r.digest = script.digest;
-    r.baseDigest = graph::graphDigest(compiled.graph);
-    r.graph = std::move(rewritten.graph);
-    r.cpuKernels = std::move(rewritten.cpuKernels);
-    r.cudaKernels = std::move(rewritten.cudaKernels);
-    bundle.rewrites.push_back(std::move(r));
-  }
-  std::string error;
-  return graph::writeBundle(outDir, bundle, error) ? support::Status::ok() : support::Status::failed(error);
-}
-
 } // namespace mixc::app

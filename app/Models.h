@@ -32,11 +32,6 @@ support::Status modelForConfig(const train::TrainConfig &config, const std::stri
                                const std::vector<std::string> &includeDirs, TrainModel &out,
                                std::ostream &diagnostics);
 
-/// A bundle at `outDir`: the compiled model with each script in `scripts`
-/// compiled against it (as `mixc intervene` applies them).
-support::Status writeBundle(const mix::CompileResult &compiled, const std::vector<std::string> &scripts,
-                            const std::string &outDir, std::ostream &diagnostics);
-
 } // namespace mixc::app
 
 #endif

@@ -1,29 +1,13 @@
 //===- Device.cpp - where a run's tensors live ------------------------------===//
 #include "runtime/core/Device.h"
+#include "support/DeviceSpec.h"
 
 #include <torch/cuda.h>
 
 #include <cstdlib>
 
 namespace mixc::rt {
-namespace {
-/// cuda:N -> N; cuda -> 0; -1 when malformed.
-int cudaIndex(const std::string &spec) {
-  if (spec == "cuda")
-    return 0;
-  if (spec.rfind("cuda:", 0) != 0 || spec.size() == 5 || spec.size() > 8)
-    return -1;
-  int n = 0;
-  for (char c : spec.substr(5)) {
-    if (c < '0' || c > '9')
-      return -1;
-    n = n * 10 + (c - '0');
-  }
-  return n;
-}
-} // namespace
-
-bool isDeviceSpec(const std::string &spec) { return spec == "cpu" || cudaIndex(spec) >= 0; }
+using support::cudaIndex;
 
 bool resolveDevice(const std::string &spec, at::Device &device, std::string &error) {
   if (spec == "cpu") {

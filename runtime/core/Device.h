@@ -15,11 +15,7 @@
 
 namespace mixc::rt {
 
-/// Whether `spec` has the form cpu, cuda or cuda:N (nothing is checked
-/// against the machine): the driver's argument check.
-bool isDeviceSpec(const std::string &spec);
-
-/// `spec` as a device that can run here; false with `error` (one line) when
+/// `spec` (cpu, cuda or cuda:N: support/DeviceSpec.h) as a device that can run here; false with `error` (one line) when
 /// it cannot.
 bool resolveDevice(const std::string &spec, at::Device &device, std::string &error);
 

@@ -1,8 +1,8 @@
 //===- Options.cpp - the mixc command line ----------------------------------===//
 #include "tools/mixc/Options.h"
-#include "app/Scripts.h" // splitCommas
-#include "runtime/core/Device.h"
-#include "runtime/train/Trainer.h"
+#include "app/ScriptFiles.h" // splitCommas
+#include "runtime/train/Config.h" // overridableOnResume
+#include "support/DeviceSpec.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -258,7 +258,7 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       }
     } else if (is("--device")) {
       o.device = value("--device");
-      if (!mixc::rt::isDeviceSpec(o.device)) {
+      if (!mixc::support::isDeviceSpec(o.device)) {
         problem = "--device must be cpu, cuda or cuda:N, got '" + o.device + "'";
         return false;
       }

@@ -89,9 +89,10 @@ TEST_P(Generated, EveryRegionWithAKernelRunsGenerated) {
     }
   }
   EXPECT_GT(kernels, 0) << "no region of " << GetParam().arch << " has a generated kernel";
-  if (GetParam().noConv) // the scan keeps its region (and kernel) without the conv before it
+  if (GetParam().noConv) { // the scan keeps its region (and kernel) without the conv before it
     EXPECT_TRUE(std::any_of(result.graph.regions.begin(), result.graph.regions.end(),
                             [](const auto &r) { return r.kind == "selective_scan"; }));
+  }
   for (const auto &[name, why] : reference->regionStatus())
     EXPECT_NE(why, "") << name << " ran generated without a library";
 }
@@ -176,8 +177,9 @@ TEST_P(AttentionKernel, MatchesTheMaskedSoftmax) {
   (got * weight).sum().backward();
   for (size_t i = 0; i < reference->tensors().size(); ++i) {
     const auto &[name, w] = reference->tensors()[i];
-    if (w.requires_grad())
+    if (w.requires_grad()) {
       EXPECT_LT(relErr(generated->tensors()[i].second.grad(), w.grad()), 1e-3) << name;
+    }
   }
 }
 

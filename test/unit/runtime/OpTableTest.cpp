@@ -42,8 +42,6 @@ graph::Node withInt(graph::Node n, const std::string &k, int64_t v) {
 
 Tensor run(const graph::Node &n, std::vector<Tensor> in) { return rt::runPrimitive(n, in)[0]; }
 
-double maxDiff(const Tensor &a, const Tensor &b) { return (a - b).abs().max().item<double>(); }
-
 /// Central differences of sum(op(inputs) · g) against autograd.
 void gradcheck(const graph::Node &n, std::vector<Tensor> inputs) {
   for (Tensor &t : inputs)
