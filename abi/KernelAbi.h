@@ -38,11 +38,9 @@
 
 /* State interventions (a `state_edit` of the region's recurrence, forward
  * only; the backward of an edited forward is not defined). S is the
- * anchor's state size per row, laid out as
- *   selective_scan   [D, N]              (s_t per channel)
- *   delta_rule       [V, K]              (S_t, o_t = S_t q_t)
- *   linear_attention [F, D] then [F]     (S_t = Σ φk vᵀ, then z_t = Σ φk)
- *   scan             each declared state in order, [B, ...] each
+ * anchor's state size per row, laid out as its op's `stateLayout` in
+ * MixOps.td says (abi/StateLayout.h reads it; e.g. [D, N], s_t per
+ * channel); a scan's: each declared state in order, [B, ...] each.
  * A scan applies an edit to the state step edit_pos[b] hands on (its output
  * at that step is the unedited step's), as its reference loop does
  * (runtime/core/Scan.h); the built-in recurrences' output at the step

@@ -202,7 +202,12 @@ int sweepCommand(const Options &o, const std::vector<std::string> &devices) {
     s.jobs = o.jobsPerGpu * static_cast<int64_t>(devices.size());
   }
   std::error_code ec;
-  s.self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  // The cells (and a SLURM script) run the mixc the user runs: this
+  // program, or, in mixc-runtime, the compiler's mixc beside it (Commands.h).
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (self.filename() == "mixc-runtime" && std::filesystem::exists(self.parent_path() / "mixc", ec))
+    self = self.parent_path() / "mixc";
+  s.self = self.string();
   s.projectRoot = MIXC_SOURCE_ROOT;
   return report(mixc::experiments::runSweep(s, {std::cout, std::cerr}));
 }
