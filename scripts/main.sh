@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # Only what the main job runs (the driver and the Python module: target
 # main-job), with ninja's progress; the test command builds the rest.
-echo "building mixc (the driver and the Python module; about 10 minutes on 2 cores)"
+echo "building mixc: the driver and the Python module (the tests are built by scripts/test.sh)"
 TARGETS=main-job bash scripts/build.sh
 if [ -e runs/default ]; then
   mv runs/default "runs/default.$(date +%Y%m%d-%H%M%S)"
