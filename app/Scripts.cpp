@@ -2,7 +2,6 @@
 #include "app/Scripts.h"
 #include "runtime/train/Checkpoint.h"
 
-#include <algorithm>
 #include <filesystem>
 
 namespace mixc::app {

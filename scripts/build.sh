@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Configures and builds mixc in ./build (or $BUILD_DIR; Ninja, ccache when
 # present). Extra arguments go to cmake, e.g. -DMIXC_SANITIZE=ON.
-# OPT_FLAGS sets the RelWithDebInfo flags; TARGETS (space-separated) builds
-# only those targets and what they need (default: everything). The default keeps line tables only
-# (-g1): stack traces keep file:line, and the build takes about 30 % less
+# TARGETS (space-separated) builds only those targets and what they need
+# (default: everything). OPT_FLAGS sets the RelWithDebInfo flags. The default
+# keeps line tables only (-g1): stack traces keep file:line, and the build takes about 30 % less
 # time than with full -g (types and locals; set OPT_FLAGS="-O2 -g -DNDEBUG"
 # to debug with variables).
 set -euo pipefail

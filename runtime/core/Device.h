@@ -15,8 +15,8 @@
 
 namespace mixc::rt {
 
-/// `spec` (cpu, cuda or cuda:N: support/DeviceSpec.h) as a device that can run here; false with `error` (one line) when
-/// it cannot.
+/// `spec` (cpu, cuda or cuda:N: support/DeviceSpec.h) as a device that can
+/// run here; false with `error` (one line) when it cannot.
 bool resolveDevice(const std::string &spec, at::Device &device, std::string &error);
 
 /// The devices `spec` names here, each resolvable: cuda -> every visible

@@ -26,6 +26,9 @@
 
 namespace mixc::cli {
 
+/// The runtime half's program, in the compiler's mixc's folder.
+inline constexpr const char kRuntimeProgram[] = "mixc-runtime";
+
 /// A library Status as a message on stderr and an exit code.
 int report(const support::Status &status);
 

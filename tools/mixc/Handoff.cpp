@@ -18,16 +18,17 @@
 int mixc::cli::runRuntimeCommand(const Options &o, char **argv) {
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const std::string runtime = (self.parent_path() / "mixc-runtime").string();
+  const std::string runtime = (self.parent_path() / kRuntimeProgram).string();
   if (ec) {
-    std::cerr << "error: " << o.command << " needs mixc-runtime, and this mixc cannot find its own folder ("
+    std::cerr << "error: " << o.command << " needs " << kRuntimeProgram << ", and this mixc cannot find its own folder ("
               << ec.message() << ")\n";
     return 1;
   }
   std::cout << std::flush;
   execv(runtime.c_str(), argv);
   const int err = errno; // execv returns only on failure
-  std::cerr << "error: " << o.command << " needs mixc-runtime (LibTorch's half of mixc), and it cannot run from "
-            << runtime << ": " << std::strerror(err) << "; build it beside mixc (ninja mixc-runtime)\n";
+  std::cerr << "error: " << o.command << " needs " << kRuntimeProgram
+            << " (LibTorch's half of mixc), and it cannot run from " << runtime << ": " << std::strerror(err)
+            << "; build it beside mixc (ninja " << kRuntimeProgram << ")\n";
   return 1;
 }

@@ -205,7 +205,7 @@ int sweepCommand(const Options &o, const std::vector<std::string> &devices) {
   // The cells (and a SLURM script) run the mixc the user runs: this
   // program, or, in mixc-runtime, the compiler's mixc beside it (Commands.h).
   std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (self.filename() == "mixc-runtime" && std::filesystem::exists(self.parent_path() / "mixc", ec))
+  if (self.filename() == kRuntimeProgram && std::filesystem::exists(self.parent_path() / "mixc", ec))
     self = self.parent_path() / "mixc";
   s.self = self.string();
   s.projectRoot = MIXC_SOURCE_ROOT;
@@ -213,8 +213,9 @@ int sweepCommand(const Options &o, const std::vector<std::string> &devices) {
 }
 
 bool needsRuntime(const Options &o) {
-  static const std::set<std::string> runtimeCommands = {"train",  "eval",   "intervene", "attribute",
-                                                        "align",  "export", "--version"};
+  // (--version never comes here: main hands it over before parsing.)
+  static const std::set<std::string> runtimeCommands = {"train", "eval", "intervene", "attribute", "align",
+                                                        "export"};
   return runtimeCommands.count(o.command) || (o.command == "compile" && o.backend == "generated") ||
          (o.command == "sweep" && o.device != "cpu");
 }
