@@ -39,11 +39,9 @@ struct PyModel {
     return *model;
   }
 
-  static void checkTokens(const at::Tensor &tokens) {
-    if (tokens.dim() != 2 || tokens.scalar_type() != at::kLong)
-      throw py::value_error("mixc: tokens must be a [batch, time] torch.int64 tensor, got " +
-                            std::string(c10::toString(tokens.scalar_type())) + " of " +
-                            std::to_string(tokens.dim()) + " dimensions");
+  void checkTokens(const at::Tensor &tokens) const {
+    if (std::string why = get().checkTokens(tokens); !why.empty())
+      throw py::value_error("mixc: " + why);
   }
 
   /// tokens [B, T] int64 -> logits [B, T, V]; differentiable in the

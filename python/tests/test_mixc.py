@@ -107,6 +107,20 @@ def test_errors_are_python_exceptions():
         m.run_with_cache(tokens(), names=["layers[9].block_input"])
     with pytest.raises(ValueError, match="int64"):
         m(tokens().float())
+    # Tokens outside the vocabulary, empty batches and other devices are
+    # named as such (they were LibTorch's "index out of range in self", a
+    # raw conv error, and garbage logits on the meta device).
+    x = tokens()
+    x[1, 4] = 20
+    with pytest.raises(ValueError, match=r"token 20 at \[1, 4\] is outside the model's vocabulary of 20"):
+        m(x)
+    x[1, 4] = -1
+    with pytest.raises(ValueError, match=r"token -1 at \[1, 4\]"):
+        m.run_with_cache(x, names=["layers[0].block_input"])
+    with pytest.raises(ValueError, match=r"at least one token, got \[3, 0\]"):
+        m(torch.zeros(3, 0, dtype=torch.int64))
+    with pytest.raises(ValueError, match="tokens are on meta and the model on cpu"):
+        m(tokens().to("meta"))
     with pytest.raises(RuntimeError, match="unknown config key 'no_such_parameter'"):
         mixc.compile(stdlib("based"), d=16, no_such_parameter=3)
     with pytest.raises(RuntimeError, match="cannot load"):

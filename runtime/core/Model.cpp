@@ -376,6 +376,43 @@ std::vector<at::Tensor> Model::trainable() const {
   return out;
 }
 
+int64_t Model::vocabulary() const {
+  for (const graph::Node &n : graph_.nodes)
+    if (n.op == "embedding" && n.inputs.size() == 2) // (tokens, weight [V, D])
+      for (const graph::Param &p : graph_.params)
+        if (p.name == n.inputs[1] && !p.shape.empty())
+          return p.shape[0];
+  return 0;
+}
+
+std::string Model::checkTokens(const at::Tensor &tokens) const {
+  if (!tokens.defined())
+    return "tokens are an undefined tensor";
+  if (tokens.dim() != 2 || tokens.scalar_type() != at::kLong)
+    return "tokens must be a [batch, time] int64 tensor, got " + std::string(c10::toString(tokens.scalar_type())) +
+           " of " + std::to_string(tokens.dim()) + " dimensions";
+  if (tokens.size(0) < 1 || tokens.size(1) < 1)
+    return "tokens must hold at least one document of at least one token, got [" + std::to_string(tokens.size(0)) +
+           ", " + std::to_string(tokens.size(1)) + "]";
+  if (tokens.device() != device())
+    return "tokens are on " + tokens.device().str() + " and the model on " + device().str() +
+           " (move one of them: tokens.to(...))";
+  int64_t vocab = vocabulary();
+  if (vocab <= 0)
+    return "";
+  at::Tensor bad = ((tokens < 0) | (tokens >= vocab)).nonzero(); // [n, 2]: (row, step)
+  if (bad.size(0) == 0)
+    return "";
+  at::Tensor at0 = bad[0].cpu();
+  int64_t row = at0[0].item<int64_t>(), step = at0[1].item<int64_t>();
+  return "token " + std::to_string(tokens[row][step].item<int64_t>()) + " at [" + std::to_string(row) + ", " +
+         std::to_string(step) + "] is outside the model's vocabulary of " + std::to_string(vocab) + " (0.." +
+         std::to_string(vocab - 1) + ")" +
+         (bad.size(0) > 1 ? " (" + std::to_string(bad.size(0)) + " of the " + std::to_string(tokens.numel()) +
+                                " tokens are)"
+                          : "");
+}
+
 at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) const {
   TORCH_CHECK(tokens.dim() == 2 && tokens.scalar_type() == at::kLong,
               "tokens must be a [B, T] int64 tensor");

@@ -99,6 +99,15 @@ public:
     bool probes = false;
   };
 
+  /// Why `tokens` cannot be this model's input, or "" when they can: a
+  /// [B, T] int64 tensor with B, T >= 1 on the model's device, every token
+  /// in [0, vocabulary). The front ends ask before `forward` (task data is
+  /// checked when it is loaded), so the library says what is wrong, naming
+  /// the token and the vocabulary, instead of LibTorch's "index out of range".
+  std::string checkTokens(const at::Tensor &tokens) const;
+  /// The embedding's rows: tokens are in [0, vocabulary()); 0 without one.
+  int64_t vocabulary() const;
+
   /// tokens [B, T] int64 -> the graph's first output (logits).
   at::Tensor forward(const at::Tensor &tokens, const Options &options) const;
   at::Tensor forward(const at::Tensor &tokens) const { return forward(tokens, Options{}); }
