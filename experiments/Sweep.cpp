@@ -302,6 +302,11 @@ Spec readSpec(const SweepOptions &o) {
       fs::path p = resolveNear(*e.value<std::string>(), near);
       if (!fs::exists(p))
         fail(s.file, e, "cannot find the intervention script '" + p.string() + "'");
+      // Each cell keeps a script's tables in interventions/<file stem>/.
+      for (const std::string &other : s.scripts)
+        if (fs::path(other).stem() == p.stem())
+          fail(s.file, e, "'" + p.string() + "' and '" + other + "' have the same file name, and a cell keeps each "
+                          "script's tables in interventions/" + p.stem().string() + "/: rename one");
       s.scripts.push_back(p.string());
     }
   if (const toml::node *size = iv.get("size")) {

@@ -158,7 +158,7 @@ py::dict intervene(const std::string &run, const std::string &script, int64_t si
   const mixc::analysis::InterveneSpec &spec = opened.spec;
   mixc::analysis::InterveneOptions opts;
   opts.outDir = outDir;
-  opts.scriptName = std::filesystem::path(script).stem().string();
+  opts.script = script;
   opts.size = size;
   opts.quiet = true;
   // The same resolution and checks as `mixc intervene --save` (patterns;

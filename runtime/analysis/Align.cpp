@@ -249,6 +249,12 @@ support::Status align(const std::string &checkpoint, const graph::Graph &g, cons
   CorruptionExperiment exp;
   if (support::Status opened = exp.open(checkpoint, g, spec, opts.kernels, opts.size, opts.seed); !opened.isOk())
     return opened;
+  // Before the work: a folder that cannot be written, or that holds
+  // another script's tables, is refused at once.
+  std::string folderPath;
+  if (std::string error; !train::analysisFolder(checkpoint, "align", opts.outDir, opts.script, folderPath, error))
+    return support::Status::failed(error);
+  const fs::path folder = folderPath;
   for (at::Tensor t : exp.model().trainable()) // the model is frozen: only the rotations learn
     t.requires_grad_(false);
   const tasks::Dataset &train = exp.data().train;
@@ -274,10 +280,6 @@ support::Status align(const std::string &checkpoint, const graph::Graph &g, cons
     for (const graph::Node *n : dasNodes[c])
       r.orthogonality = std::max(r.orthogonality, rotations.at(n->name).orthogonalityError());
   }
-  std::string folderPath, error;
-  if (!train::analysisFolder(checkpoint, "align", opts.outDir, opts.scriptName, folderPath, error))
-    return support::Status::failed(error);
-  const fs::path folder = folderPath;
   if (support::Status st = writeAlign(folder, g, spec, results, rotations); !st.isOk())
     return st;
   printAlign(out, g, spec, opts, nTest, batch, h, results);

@@ -30,8 +30,8 @@
 namespace mixc::analysis {
 
 struct AlignOptions {
-  std::string outDir;         // empty: <run>/align/<scriptName>
-  std::string scriptName;     // the script's file stem (Intervene.h)
+  std::string outDir;         // empty: <run>/align/<script's stem>
+  std::string script;         // the script's path (Intervene.h)
   int64_t size = 320;         // held-out test documents for IIA
   int64_t trainDocs = 4096;   // training documents the pairs are drawn from
   int64_t steps = 400;        // optimiser steps

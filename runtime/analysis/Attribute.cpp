@@ -240,6 +240,12 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
   CorruptionExperiment exp;
   if (support::Status opened = exp.open(checkpoint, g, spec, opts.kernels, opts.size, opts.seed); !opened.isOk())
     return opened;
+  // Before the work: a folder that cannot be written, or that holds
+  // another script's tables, is refused at once.
+  std::string folderPath;
+  if (std::string error; !train::analysisFolder(checkpoint, "attribution", opts.outDir, opts.script, folderPath, error))
+    return support::Status::failed(error);
+  const fs::path folder = folderPath;
   const int64_t C = static_cast<int64_t>(spec.cells.size()), n = exp.docs(), chunk = 64;
   Estimates e{std::vector<double>(C, 0.0)};
   for (int64_t i = 0; i < n; i += chunk)
@@ -250,10 +256,6 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
     results[c].kept = denom > 0.01;
     results[c].estimate = results[c].kept ? e.delta[c] / static_cast<double>(n) / denom : 0;
   }
-  std::string folderPath;
-  if (std::string error; !train::analysisFolder(checkpoint, "attribution", opts.outDir, opts.scriptName, folderPath, error))
-    return support::Status::failed(error);
-  const fs::path folder = folderPath;
   if (check > 0) {
     checkTop(exp, spec, check, opts.seed, e.rCorrupt, denom, results);
   } else if (check < 0) { // every cell, through intervene (its files in exact/)

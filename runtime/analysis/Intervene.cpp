@@ -433,6 +433,12 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
   CorruptionExperiment exp;
   if (support::Status opened = exp.open(checkpoint, g, spec, opts.kernels, opts.size, opts.seed); !opened.isOk())
     return opened;
+  // Before the work: a folder that cannot be written, or that holds
+  // another script's tables, is refused at once.
+  std::string folderPath;
+  if (std::string error; !train::analysisFolder(checkpoint, "interventions", opts.outDir, opts.script, folderPath, error))
+    return support::Status::failed(error);
+  const fs::path folder = folderPath;
   const int64_t n = exp.docs(), C = static_cast<int64_t>(spec.cells.size());
   std::unique_ptr<ActivationSaver> saver;
   if (!opts.save.empty())
@@ -444,10 +450,6 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
     return saver->status();
   results = attribution(m, opts.seed);
 
-  std::string folderPath;
-  if (std::string error; !train::analysisFolder(checkpoint, "interventions", opts.outDir, opts.scriptName, folderPath, error))
-    return support::Status::failed(error);
-  const fs::path folder = folderPath;
   train::writeFileAtomically((folder / "attrib.csv").string(), attribCsv(spec, results));
   // Capped so that a 10,000-cell sweep does not write hundreds of megabytes.
   const bool perExample = static_cast<double>(C) * static_cast<double>(n) <= kMaxPerExampleValues;

@@ -61,11 +61,12 @@ struct InterveneSpec {
 };
 
 struct InterveneOptions {
-  std::string outDir;   // CSV + heatmap; empty: <run>/interventions/<scriptName>
-  /// The script's file stem: each script gets a folder of its own under the
-  /// run (interventions/, attribution/), so running a second script never
-  /// replaces the first one's tables. Empty: the kind's folder itself.
-  std::string scriptName;
+  std::string outDir;   // CSV + heatmap; empty: <run>/interventions/<script's stem>
+  /// The script's path: each script gets a folder of its own under the run
+  /// (interventions/, attribution/), named by its file stem, so running a
+  /// second script never replaces the first one's tables
+  /// (train::analysisFolder). Empty: attribute's script-less every-node.
+  std::string script;
   int64_t size = 320;   // documents (the paper's eval set)
   uint64_t seed = 42;   // corruption draws
   std::set<std::string> save; // nodes whose values go to activations.safetensors (Activations.h)

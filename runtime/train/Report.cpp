@@ -2,6 +2,7 @@
 #include "runtime/train/Report.h"
 #include "support/Plot.h"
 #include "support/AtomicWrite.h"
+#include "support/TextFile.h"
 #include "support/Ticks.h"
 
 #include <algorithm>
@@ -65,13 +66,32 @@ void writeFileAtomically(const std::string &path, const std::string &text) {
 }
 
 bool analysisFolder(const std::string &checkpoint, const std::string &kind, const std::string &outDir,
-                    const std::string &scriptName, std::string &folder, std::string &error) {
+                    const std::string &script, std::string &folder, std::string &error) {
   namespace fs = std::filesystem;
-  folder = outDir.empty() ? (fs::path(checkpoint).parent_path() / kind / scriptName).string() : outDir;
+  std::string stem = script.empty() ? "every-node" : fs::path(script).stem().string();
+  folder = outDir.empty() ? (fs::path(checkpoint).parent_path() / kind / stem).string() : outDir;
   if (!support::makeFolder(folder, error))
     return false;
   support::removeStaleTemporaries(folder);
-  return true;
+  if (!outDir.empty() || script.empty())
+    return true; // the user named the folder, or it is the script-less one
+  std::error_code ec;
+  std::string path = fs::weakly_canonical(script, ec).string();
+  if (ec)
+    path = script;
+  fs::path mark = fs::path(folder) / "script.txt";
+  std::string recorded;
+  if (fs::exists(mark) && support::readWholeFile(mark.string(), recorded, error)) {
+    while (!recorded.empty() && recorded.back() == '\n')
+      recorded.pop_back();
+    if (recorded != path) {
+      error = folder + " holds the tables of " + recorded + ", and this script is " + path +
+              " (another script of the same file name); give --out to write elsewhere, or rename the script";
+      return false;
+    }
+    return true;
+  }
+  return support::writeFileAtomically(mark.string(), path + "\n", error);
 }
 
 void writeMetricsCsv(const std::string &path, const std::vector<MetricsRow> &rows) {

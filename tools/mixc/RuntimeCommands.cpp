@@ -171,9 +171,7 @@ bool openScriptRun(const Options &o, const std::string &command, mixc::app::Scri
   return st.isOk();
 }
 
-std::string scriptName(const Options &o, const char *none = "") {
-  return o.files.size() > 1 ? std::filesystem::path(o.files[1]).stem().string() : none;
-}
+std::string scriptPath(const Options &o) { return o.files.size() > 1 ? o.files[1] : ""; }
 
 int cmdAttribute(const Options &o) {
   mixc::app::ScriptRun run;
@@ -182,7 +180,7 @@ int cmdAttribute(const Options &o) {
     return code;
   mixc::analysis::InterveneOptions opts;
   opts.outDir = o.outDir;
-  opts.scriptName = scriptName(o, "every-node"); // without a script, a folder of its own
+  opts.script = scriptPath(o); // without one, every-node/: a folder of its own
   if (o.size > 0)
     opts.size = o.size;
   Status built = Status::ok();
@@ -202,7 +200,7 @@ int cmdAlign(const Options &o) {
     return code;
   mixc::analysis::AlignOptions opts;
   opts.outDir = o.outDir;
-  opts.scriptName = scriptName(o);
+  opts.script = scriptPath(o);
   opts.quiet = o.quiet;
   if (o.size > 0)
     opts.size = o.size;
@@ -228,7 +226,7 @@ int cmdIntervene(const Options &o) {
     return code;
   mixc::analysis::InterveneOptions opts;
   opts.outDir = o.outDir;
-  opts.scriptName = scriptName(o);
+  opts.script = scriptPath(o);
   Status built = Status::ok();
   if (opts.kernels = kernels(o, run.rewritten, built); !built.isOk())
     return report(built);
