@@ -2,12 +2,20 @@
 #include "support/Suggest.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace mixc::support {
 namespace {
 /// A prefix (`mamba` for `mamba_lm`) counts as close.
 size_t distance(const std::string &name, const std::string &candidate) {
+  if (name == candidate)
+    return 0;
   return name.size() >= 3 && candidate.rfind(name, 0) == 0 ? 1 : editDistance(name, candidate);
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
 }
 } // namespace
 
@@ -29,9 +37,12 @@ size_t editDistance(const std::string &a, const std::string &b) {
 
 std::vector<std::string> nearestNames(const std::string &name, std::vector<std::string> candidates,
                                       size_t k) {
-  std::vector<std::pair<size_t, size_t>> order; // (distance, index)
+  // By distance ignoring case, then with it: `mixer.s` finds `mixer.S`
+  // before `mixer.q`, which is as many edits away.
+  std::vector<std::pair<std::pair<size_t, size_t>, size_t>> order; // ((distances), index)
+  const std::string lowered = lower(name);
   for (size_t i = 0; i < candidates.size(); ++i)
-    order.push_back({distance(name, candidates[i]), i});
+    order.push_back({{distance(lowered, lower(candidates[i])), distance(name, candidates[i])}, i});
   std::stable_sort(order.begin(), order.end(),
                    [](const auto &x, const auto &y) { return x.first < y.first; });
   std::vector<std::string> out;

@@ -138,6 +138,10 @@ TEST(Suggest, NearestNamesAndDidYouMean) {
   EXPECT_EQ(nearestNames("layers[3].block_input", names, 2),
             (std::vector<std::string>{"layers[0].block_input", "layers[1].block_input"}));
   EXPECT_EQ(nearestNames("x", {}, 3).size(), 0u);
+  // A name that differs only in case comes first, before names as many
+  // edits away (a scan's state S asked for as s).
+  EXPECT_EQ(nearestNames("layers[0].mixer.s", {"layers[0].mixer.q", "layers[0].mixer.scan", "layers[0].mixer.S"}, 2),
+            (std::vector<std::string>{"layers[0].mixer.S", "layers[0].mixer.q"}));
   EXPECT_EQ(didYouMean("mamba", {"mamba_lm", "based_lm"}), " (did you mean 'mamba_lm'?)");
   EXPECT_EQ(didYouMean("dd", {"d", "vocab"}), " (did you mean 'd'?)");
   EXPECT_EQ(didYouMean("completely_else", {"d", "vocab"}), "");

@@ -137,6 +137,19 @@ private:
     return UnknownLoc::get(&getContext());
   }
 
+  /// This model's recurrent states for a hint: the first few, and how many.
+  std::string someStateNames(const llvm::DenseSet<Operation *> &removed) {
+    std::vector<std::string> all;
+    for (Operation *op : states)
+      if (!removed.count(op))
+        for (const std::string &state : stateNamesOf(op))
+          all.push_back(state);
+    std::string out;
+    for (size_t i = 0; i < std::min<size_t>(all.size(), 4); ++i)
+      out += (i ? ", " : "") + all[i];
+    return all.size() > 4 ? out + " and " + std::to_string(all.size() - 4) + " more" : out;
+  }
+
   std::optional<std::vector<Target>> match(const dsl::RwAction &a, const std::vector<Operation *> &named,
                                           const llvm::DenseSet<Operation *> &removed) {
     std::vector<Target> out;
@@ -177,7 +190,7 @@ private:
       d << " (recurrent states exist in DSL scans and in "
         << mixc::ops::describeOps([](const mixc::ops::OpSpec &op) { return op.hasState(); }) << "; "
         << (states.empty() ? "this model has none: its mixers compute by convolution or attention"
-                           : "the names above are this model's")
+                           : "this model's: " + someStateNames(removed))
         << ")";
     return std::nullopt;
   }
