@@ -86,12 +86,19 @@ std::string shortAxis(const std::string &axis) {
   return axis.substr(axis.rfind('.') + 1);
 }
 
+/// Attrib at one position with its 95 % bootstrap interval (NaN: none).
+struct Reading {
+  double attrib = NAN, lo = NAN, hi = NAN;
+};
+
 /// Attrib of the last layer at key / value / query (the paper's readout of
 /// the mechanism, on block inputs), from a script with (layer, position)
 /// sweep coordinates. NaN where the script has no such cell or the run's
 /// p(y|o) − p(y|c) was too small.
+
 struct Mechanism {
   double key = NAN, value = NAN, query = NAN;
+  Reading at[3]; // key, value, query, with their intervals
   bool found = false, kept = false;
   std::string layer;
 };
@@ -114,14 +121,15 @@ Mechanism mechanismOf(const std::vector<Row> &cells) {
       continue;
     m.found = true;
     m.kept = get(r, "kept") == "1";
-    double a = m.kept ? number(r, "attrib") : NAN;
+    const Reading a = m.kept ? Reading{number(r, "attrib"), number(r, "attrib_lo"), number(r, "attrib_hi")}
+                             : Reading{};
     std::string p = get(r, "position");
     if (p == "key")
-      m.key = a;
+      m.key = a.attrib, m.at[0] = a;
     else if (p == "value")
-      m.value = a;
+      m.value = a.attrib, m.at[1] = a;
     else if (p == "query")
-      m.query = a;
+      m.query = a.attrib, m.at[2] = a;
   }
   return m;
 }
@@ -214,7 +222,24 @@ struct Grid {
   std::map<std::string, std::vector<std::string>> coordsOf;
   double wall = 0;
   size_t ok = 0, failed = 0;
+  /// The group of a finished run: its values of the group axes, joined.
+  std::string groupOf(const Row &r) const {
+    if (get(r, "status") != "ok")
+      return "";
+    std::string g;
+    for (const std::string &a : groupAxes)
+      g += (g.empty() ? "" : ", ") + shown(a, get(r, a));
+    return g;
+  }
 };
+
+/// The title of an axis of groups: their axes' short names ("model, d").
+std::string axesTitle(const std::vector<std::string> &axes) {
+  std::string t;
+  for (const std::string &a : axes)
+    t += (t.empty() ? "" : ", ") + shortAxis(a);
+  return t;
+}
 
 Grid gridOf(const Sweep &s) {
   Grid grid;
@@ -233,12 +258,10 @@ Grid gridOf(const Sweep &s) {
       continue;
     }
     ++grid.ok;
-    std::string g;
+    const std::string g = grid.groupOf(r);
     std::vector<std::string> coords;
-    for (const std::string &a : groupAxes) {
+    for (const std::string &a : groupAxes)
       coords.push_back(shown(a, get(r, a)));
-      g += (g.empty() ? "" : ", ") + coords.back();
-    }
     if (!grid.best.count(g)) {
       grid.groups.push_back(g);
       grid.coordsOf[g] = coords;
@@ -315,11 +338,43 @@ void accuracySection(const Sweep &s, Grid &grid, const fs::path &outDir, std::os
     std::vector<double> accs;
     for (const std::string &g : groups)
       accs.push_back(number(best[g], "eval_acc", 0));
-    writeFileAtomically((outDir / "plots" / accPlot).string(),
-                        barChart(accTitle, groups, {"accuracy"}, {accs}, "test accuracy"));
+    support::BarChart bars;
+    bars.title = accTitle, bars.yLabel = "test accuracy", bars.xLabel = axesTitle(groupAxes);
+    bars.categories = groups, bars.series = {"accuracy"}, bars.values = {accs};
+    writeFileAtomically((outDir / "plots" / accPlot).string(), barChart(bars));
   }
   md << "![accuracy](plots/" << accPlot << ")\n\n";
 
+}
+
+/// The paper's box plots (Figs. 4b, 5c, 6b): per setting (a group: every
+/// learning rate), Attrib@Key/@Value/@Query at the last layer's block input
+/// over its runs whose Attrib is kept.
+void boxPlot(const Sweep &s, const Grid &grid, std::map<std::string, std::vector<Row>> &cellsOfScript,
+             const std::string &base, const fs::path &outDir, std::ostringstream &md) {
+  support::BoxChart box;
+  box.series = {"@key", "@value", "@query"};
+  box.samples.assign(3, std::vector<std::vector<double>>(grid.groups.size()));
+  std::string layer;
+  size_t runs = 0;
+  for (const Row &r : s.results.rows) {
+    auto g = std::find(grid.groups.begin(), grid.groups.end(), grid.groupOf(r));
+    if (g == grid.groups.end())
+      continue;
+    const Mechanism m = mechanismOf(cellsOfScript[get(r, "cell")]);
+    if (!m.found || !m.kept)
+      continue;
+    layer = m.layer, ++runs;
+    for (int k = 0; k < 3; ++k)
+      box.samples[k][static_cast<size_t>(g - grid.groups.begin())].push_back(m.at[k].attrib);
+  }
+  if (runs == 0)
+    return;
+  box.title = s.title + ": Attrib at layer " + layer + " block input over every run kept";
+  box.yLabel = "Attrib", box.xLabel = axesTitle(grid.groupAxes) + " (each box: its learning rates)";
+  box.categories = grid.groups;
+  writeFileAtomically((outDir / "plots" / (base + "-box.svg")).string(), boxChart(box));
+  md << "![Attrib per setting](plots/" << base << "-box.svg) (" << runs << " runs)\n\n";
 }
 
 /// One script's interventions: a row per group's best run (Attrib per cell,
@@ -352,8 +407,9 @@ void interventionSection(const Sweep &s, Grid &grid, const std::string &sc,
   for (size_t i = 0; i < labels.size() + anyMechanism; ++i)
     md << "---|";
   md << "\n";
-  std::vector<std::string> series = {"@key", "@value", "@query"};
-  std::vector<std::vector<double>> bars(3);
+  support::BarChart bars;
+  bars.series = {"@key", "@value", "@query"};
+  bars.values = bars.lo = bars.hi = std::vector<std::vector<double>>(3);
   std::vector<Point> scatterVQ, scatterQK;
   std::string layer;
   for (const std::string &g : groups) {
@@ -372,18 +428,21 @@ void interventionSection(const Sweep &s, Grid &grid, const std::string &sc,
     md << "\n";
     if (m.found) {
       layer = m.layer;
-      bars[0].push_back(m.key), bars[1].push_back(m.value), bars[2].push_back(m.query);
+      for (int k = 0; k < 3; ++k)
+        bars.values[k].push_back(m.at[k].attrib), bars.lo[k].push_back(m.at[k].lo), bars.hi[k].push_back(m.at[k].hi);
       if (m.kept) {
-        scatterVQ.push_back({g, m.value, m.query});
-        scatterQK.push_back({g, m.query, m.key});
+        const Reading &key = m.at[0], &value = m.at[1], &query = m.at[2];
+        scatterVQ.push_back({g, value.attrib, query.attrib, value.lo, value.hi, query.lo, query.hi});
+        scatterQK.push_back({g, query.attrib, key.attrib, query.lo, query.hi, key.lo, key.hi});
       }
     }
   }
   md << "\n";
-  if (!layer.empty() && bars[0].size() == groups.size()) {
+  if (!layer.empty() && bars.values[0].size() == groups.size()) {
     std::string base = s.name + "-" + sc;
-    writeFileAtomically((outDir / "plots" / (base + "-attrib.svg")).string(),
-              barChart(s.title + ": Attrib at layer " + layer + " block input", groups, series, bars, "Attrib"));
+    bars.title = s.title + ": Attrib at layer " + layer + " block input (95 % intervals)";
+    bars.yLabel = "Attrib", bars.xLabel = axesTitle(grid.groupAxes), bars.categories = groups;
+    writeFileAtomically((outDir / "plots" / (base + "-attrib.svg")).string(), barChart(bars));
     writeFileAtomically((outDir / "plots" / (base + "-value-vs-query.svg")).string(),
               scatterPlot(s.title + ": Attrib@Value vs Attrib@Query (layer " + layer + ")",
                           "Attrib@Value", "Attrib@Query", scatterVQ));
@@ -392,6 +451,7 @@ void interventionSection(const Sweep &s, Grid &grid, const std::string &sc,
                           "Attrib@Query", "Attrib@Key", scatterQK));
     md << "![Attrib](plots/" << base << "-attrib.svg) ![value vs query](plots/" << base
        << "-value-vs-query.svg) ![query vs key](plots/" << base << "-query-vs-key.svg)\n\n";
+    boxPlot(s, grid, cellsOfScript, base, outDir, md);
   }
 }
 

@@ -77,36 +77,233 @@ void legend(std::ostringstream &s, const std::vector<std::string> &series, int y
 }
 } // namespace
 
-std::string barChart(const std::string &title, const std::vector<std::string> &categories,
-                     const std::vector<std::string> &series,
-                     const std::vector<std::vector<double>> &values, const std::string &yLabel) {
-  const int barW = 14, gap = 18, x0 = 55, y0 = 40, plotH = 180;
-  const int groupW = static_cast<int>(series.size()) * barW + gap;
-  const int width = fitTitle(std::max(360, x0 + groupW * static_cast<int>(categories.size()) + 70), // the last tilted label
-                             title);
-  const int height = y0 + plotH + 110 + 16 * legendRows(series.size(), width);
+namespace {
+/// The value axis of a bar or box chart: from min(0, data) to max(1, data)
+/// at nice ticks, drawn over `plotH` pixels from `y0` down.
+struct ValueAxis {
+  std::vector<double> ticks;
+  double lo = 0, hi = 1;
+  int y0 = 0, plotH = 0;
+  double y(double v) const { return y0 + plotH * (1 - (std::clamp(v, lo, hi) - lo) / (hi - lo)); }
+};
+
+ValueAxis valueAxis(const std::vector<double> &data, int y0, int plotH) {
+  double lo = 0, hi = 1;
+  for (double v : data)
+    if (std::isfinite(v))
+      lo = std::min(lo, v), hi = std::max(hi, v);
+  // The axis ends just past the data (an Attrib of -0.03 does not stretch
+  // it to -0.25); the ticks are the nice values inside it.
+  const double pad = 0.03 * (hi - lo);
+  ValueAxis a;
+  a.lo = lo < 0 ? lo - pad : 0, a.hi = hi > 1 ? hi + pad : 1, a.y0 = y0, a.plotH = plotH;
+  for (double t : niceTicks(lo, hi, 5))
+    if (t >= a.lo - 1e-9 && t <= a.hi + 1e-9)
+      a.ticks.push_back(t);
+  return a;
+}
+
+/// Legend entries (a swatch and a name each) flowed left to right from
+/// x = 10, wrapping before `width`; the lines they take.
+int legendLines(const std::vector<std::string> &names, int width) {
+  int lines = names.empty() ? 0 : 1, x = 10;
+  for (const std::string &n : names) {
+    const int w = 16 + textWidth(n, 11) + 18;
+    if (x + w > width && x > 10)
+      ++lines, x = 10;
+    x += w;
+  }
+  return lines;
+}
+
+void flowLegend(std::ostringstream &s, const std::vector<std::string> &names, int y, int width) {
+  int x = 10;
+  for (size_t k = 0; k < names.size(); ++k) {
+    const int w = 16 + textWidth(names[k], 11) + 18;
+    if (x + w > width && x > 10)
+      y += 16, x = 10;
+    s << "<rect x='" << x << "' y='" << y - 9 << "' width='10' height='10' fill='" << kColours[k % 7]
+      << "'/><text x='" << x + 16 << "' y='" << y << "'>" << escape(names[k]) << "</text>\n";
+    x += w;
+  }
+}
+
+/// Categories side by side, each a group of `slots` slots `slotW` wide: the
+/// x positions, tilted category labels under the axis and the x title under
+/// them; the picture's size fitted to the labels, legend and title.
+struct Groups {
+  int x0 = 55, y0 = 40, plotH = 180, slotW = 14, gap = 18, slots = 1;
+  int width = 0, height = 0, labelsBottom = 0;
+  int groupW() const { return slots * slotW + gap; }
+  int left(size_t c) const { return x0 + 8 + static_cast<int>(c) * groupW(); }
+  int centre(size_t c) const { return left(c) + slots * slotW / 2; }
+};
+
+Groups groupLayout(const std::string &title, const std::vector<std::string> &categories,
+                   const std::vector<std::string> &series, const std::string &xLabel, int slots) {
+  Groups g;
+  g.slots = slots;
+  g.slotW = slots == 1 ? 24 : 14; // one bar a group: a wider one
+  // The right-most point of the groups and of their labels, tilted by 35°
+  // (cos 0.82), for the current gap.
+  auto rightEdge = [&] {
+    int right = g.x0 + g.groupW() * static_cast<int>(categories.size()) + 10;
+    for (size_t c = 0; c < categories.size(); ++c)
+      right = std::max(right, g.centre(c) + static_cast<int>(0.82 * textWidth(categories[c], 10)) + 10);
+    return right;
+  };
+  int drop = 0;
+  for (const std::string &c : categories)
+    drop = std::max(drop, static_cast<int>(0.57 * textWidth(c, 10)) + 20);
+  const int right = rightEdge();
+  g.width = fitTitle(std::max(right, 20 + textWidth(xLabel, 11)), title);
+  // A picture widened by its title spreads the groups over the room left.
+  const int n = std::max<int>(1, static_cast<int>(categories.size()));
+  g.gap += std::max(0, (g.width - right) / n);
+  g.width = std::max(g.width, rightEdge());
+  g.labelsBottom = g.y0 + g.plotH + drop;
+  g.height = g.labelsBottom + (xLabel.empty() ? 0 : 18) + 10 + 16 * legendLines(series, g.width);
+  return g;
+}
+
+/// The frame of a bar or box chart: title, y grid and ticks, y title,
+/// category labels and x title. Returns the y of the legend's first line.
+int groupFrame(std::ostringstream &s, const Groups &g, const ValueAxis &a, const std::string &title,
+               const std::string &yLabel, const std::vector<std::string> &categories, const std::string &xLabel) {
+  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << g.width << "' height='" << g.height
+    << "' font-family='sans-serif' font-size='11'>\n<rect width='100%' height='100%' fill='white'/>\n"
+    << "<text x='10' y='18' font-size='13'>" << escape(title) << "</text>\n";
+  const double spacing = a.ticks.size() > 1 ? a.ticks[1] - a.ticks[0] : 1;
+  for (double t : a.ticks)
+    s << "<line x1='" << g.x0 << "' x2='" << g.width - 10 << "' y1='" << a.y(t) << "' y2='" << a.y(t)
+      << "' stroke='" << (t == 0 && a.lo < 0 ? "#999" : "#ddd") << "'/>\n<text x='" << g.x0 - 5 << "' y='"
+      << a.y(t) + 4 << "' text-anchor='end'>" << tickLabel(t, spacing) << "</text>\n";
+  if (!yLabel.empty())
+    s << "<text transform='translate(12," << g.y0 + g.plotH / 2 << ") rotate(-90)' text-anchor='middle'>"
+      << escape(yLabel) << "</text>\n";
+  for (size_t c = 0; c < categories.size(); ++c)
+    s << "<text transform='translate(" << g.centre(c) << "," << g.y0 + g.plotH + 12
+      << ") rotate(35)' font-size='10'>" << escape(categories[c]) << "</text>\n";
+  int y = g.labelsBottom;
+  if (!xLabel.empty()) {
+    y += 14;
+    s << "<text x='" << (g.x0 + g.width - 10) / 2 << "' y='" << y << "' text-anchor='middle'>" << escape(xLabel)
+      << "</text>\n";
+  }
+  return y + 20;
+}
+
+/// A vertical interval from `lo` to `hi` at x, with caps.
+void whisker(std::ostringstream &s, double x, double yLo, double yHi, double cap) {
+  s << "<path d='M" << x << "," << yLo << " V" << yHi << " M" << x - cap << "," << yLo << " H" << x + cap << " M"
+    << x - cap << "," << yHi << " H" << x + cap << "' stroke='#333' stroke-width='1' fill='none'/>\n";
+}
+
+double at(const std::vector<std::vector<double>> &m, size_t k, size_t c) {
+  return k < m.size() && c < m[k].size() ? m[k][c] : NAN;
+}
+
+bool allMissing(const std::vector<std::vector<double>> &m, size_t c) {
+  for (size_t k = 0; k < m.size(); ++k)
+    if (!std::isnan(at(m, k, c)))
+      return false;
+  return true;
+}
+
+/// A slot without a value: one "n/a" over a category that has none, else a
+/// dash in the slot (three "n/a" side by side would overlap).
+void missing(std::ostringstream &s, const Groups &g, const ValueAxis &a, size_t c, size_t k, bool wholeCategory) {
+  if (wholeCategory && k > 0)
+    return;
+  const double x = wholeCategory ? g.centre(c) : g.left(c) + static_cast<double>(k) * g.slotW + g.slotW / 2.0 - 1;
+  s << "<text x='" << x << "' y='" << a.y(0) - 3 << "' font-size='9' text-anchor='middle'>"
+    << (wholeCategory ? "n/a" : "–") << "</text>\n";
+}
+} // namespace
+
+std::string barChart(const BarChart &b) {
+  std::vector<double> data;
+  for (const auto *m : {&b.values, &b.lo, &b.hi})
+    for (const auto &row : *m)
+      data.insert(data.end(), row.begin(), row.end());
+  data.push_back(b.reference);
+  const Groups g = groupLayout(b.title, b.categories, b.series, b.xLabel, static_cast<int>(b.series.size()));
+  const ValueAxis a = valueAxis(data, g.y0, g.plotH);
   std::ostringstream s;
-  frame(s, width, height, x0, y0, plotH, title, yLabel);
-  for (size_t c = 0; c < categories.size(); ++c) {
-    int gx = x0 + 8 + static_cast<int>(c) * groupW;
-    for (size_t k = 0; k < series.size(); ++k) {
-      double v = values[k][c];
-      int x = gx + static_cast<int>(k) * barW;
+  const int legendY = groupFrame(s, g, a, b.title, b.yLabel, b.categories, b.xLabel);
+  for (size_t c = 0; c < b.categories.size(); ++c)
+    for (size_t k = 0; k < b.series.size(); ++k) {
+      const double v = at(b.values, k, c), x = g.left(c) + static_cast<int>(k) * g.slotW;
       if (std::isnan(v)) {
-        s << "<text x='" << x + barW / 2 << "' y='" << y0 + plotH - 3
-          << "' font-size='8' text-anchor='middle'>n/a</text>\n";
+        missing(s, g, a, c, k, allMissing(b.values, c));
         continue;
       }
-      double h = plotH * std::clamp(v, 0.0, 1.0);
-      s << "<rect x='" << x << "' y='" << y0 + plotH - h << "' width='" << barW - 2 << "' height='"
-        << h << "' fill='" << kColours[k % 7] << "'><title>" << escape(categories[c]) << ", "
-        << escape(series[k]) << ": " << num(v) << "</title></rect>\n";
+      const double lo = at(b.lo, k, c), hi = at(b.hi, k, c);
+      s << "<rect x='" << x << "' y='" << std::min(a.y(v), a.y(0)) << "' width='" << g.slotW - 2 << "' height='"
+        << std::abs(a.y(v) - a.y(0)) << "' fill='" << kColours[k % 7] << "'><title>" << escape(b.categories[c])
+        << ", " << escape(b.series[k]) << ": " << num(v)
+        << (std::isfinite(lo) && std::isfinite(hi) ? " [" + num(lo) + ", " + num(hi) + "]" : "")
+        << "</title></rect>\n";
+      if (std::isfinite(lo) && std::isfinite(hi))
+        whisker(s, x + (g.slotW - 2) / 2.0, a.y(lo), a.y(hi), 3);
     }
-    int cx = gx + static_cast<int>(series.size()) * barW / 2;
-    s << "<text transform='translate(" << cx << "," << y0 + plotH + 12
-      << ") rotate(35)' font-size='10'>" << escape(categories[c]) << "</text>\n";
+  if (std::isfinite(b.reference)) {
+    const double y = a.y(b.reference);
+    s << "<line x1='" << g.x0 << "' x2='" << g.width - 10 << "' y1='" << y << "' y2='" << y
+      << "' stroke='#c00' stroke-dasharray='5,3'/>\n<text x='" << g.width - 12 << "' y='" << y - 3
+      << "' font-size='9' fill='#c00' text-anchor='end'>" << escape(b.referenceLabel) << "</text>\n";
   }
-  legend(s, series, y0 + plotH + 95, false, width);
+  flowLegend(s, b.series, legendY, g.width);
+  s << "</svg>\n";
+  return s.str();
+}
+
+namespace {
+/// The q-quantile of sorted values, by linear interpolation.
+double quantile(const std::vector<double> &sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t i = static_cast<size_t>(pos);
+  return i + 1 < sorted.size() ? sorted[i] + (pos - static_cast<double>(i)) * (sorted[i + 1] - sorted[i]) : sorted[i];
+}
+} // namespace
+
+std::string boxChart(const BoxChart &b) {
+  std::vector<double> data;
+  for (const auto &series : b.samples)
+    for (const auto &values : series)
+      data.insert(data.end(), values.begin(), values.end());
+  Groups g = groupLayout(b.title, b.categories, b.series, b.xLabel, static_cast<int>(b.series.size()));
+  const ValueAxis a = valueAxis(data, g.y0, g.plotH);
+  std::ostringstream s;
+  const int legendY = groupFrame(s, g, a, b.title, b.yLabel, b.categories, b.xLabel);
+  for (size_t c = 0; c < b.categories.size(); ++c)
+    for (size_t k = 0; k < b.series.size(); ++k) {
+      std::vector<double> v;
+      if (k < b.samples.size() && c < b.samples[k].size())
+        for (double x : b.samples[k][c])
+          if (std::isfinite(x))
+            v.push_back(x);
+      const double x = g.left(c) + static_cast<int>(k) * g.slotW, mid = x + (g.slotW - 2) / 2.0;
+      if (v.empty()) {
+        bool none = true;
+        for (size_t j = 0; j < b.series.size(); ++j)
+          none &= j >= b.samples.size() || c >= b.samples[j].size() || b.samples[j][c].empty();
+        missing(s, g, a, c, k, none);
+        continue;
+      }
+      std::sort(v.begin(), v.end());
+      const double q1 = quantile(v, 0.25), med = quantile(v, 0.5), q3 = quantile(v, 0.75);
+      whisker(s, mid, a.y(v.front()), a.y(v.back()), 3);
+      s << "<rect x='" << x << "' y='" << a.y(q3) << "' width='" << g.slotW - 2 << "' height='"
+        << std::max(1.0, a.y(q1) - a.y(q3)) << "' fill='" << kColours[k % 7] << "' fill-opacity='0.6' stroke='"
+        << kColours[k % 7] << "'><title>" << escape(b.categories[c]) << ", " << escape(b.series[k]) << ": median "
+        << num(med) << " of " << v.size() << " (" << num(v.front()) << " to " << num(v.back())
+        << ")</title></rect>\n<line x1='" << x << "' x2='" << x + g.slotW - 2 << "' y1='" << a.y(med) << "' y2='"
+        << a.y(med) << "' stroke='#222' stroke-width='1.5'/>\n";
+      for (double y : v)
+        s << "<circle cx='" << mid << "' cy='" << a.y(y) << "' r='2' fill='#222'/>\n";
+    }
+  flowLegend(s, b.series, legendY, g.width);
   s << "</svg>\n";
   return s.str();
 }
@@ -192,11 +389,77 @@ std::string lineChart(const std::string &title, const std::string &xLabel, const
   return s.str();
 }
 
+namespace {
+struct Box {
+  double x0, y0, x1, y1;
+  bool overlaps(const Box &o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+};
+
+/// Where a label goes beside the point (x, y), 9 px text `w` wide: the first
+/// of right, left, above and below, then right and left a line and more
+/// higher or lower, that overlaps no box in `taken` and keeps within [minX,
+/// maxX] and [minY, maxY]; right when none does. Returns its box (text from
+/// x0, baseline y1 - 2).
+Box placeLabel(double x, double y, double w, const std::vector<Box> &taken, double minX, double maxX, double minY,
+               double maxY) {
+  std::vector<Box> candidates = {{x + 7, y - 6, x + 7 + w, y + 5},       {x - 7 - w, y - 6, x - 7, y + 5},
+                                 {x - w / 2, y - 18, x + w / 2, y - 7}, {x - w / 2, y + 7, x + w / 2, y + 18}};
+  for (double dy : {11.0, -11.0, 22.0, -22.0, 33.0, -33.0, 44.0, -44.0})
+    candidates.push_back({x + 7, y - 6 + dy, x + 7 + w, y + 5 + dy}),
+        candidates.push_back({x - 7 - w, y - 6 + dy, x - 7, y + 5 + dy});
+  for (const Box &b : candidates) {
+    if (b.x0 < minX || b.x1 > maxX || b.y0 < minY || b.y1 > maxY)
+      continue;
+    if (std::none_of(taken.begin(), taken.end(), [&](const Box &t) { return t.overlaps(b); }))
+      return b;
+  }
+  return candidates[0];
+}
+
+/// Points within 0.02 of each other on both axes once clamped to [0, 1] (as
+/// drawn: 1.06 and 1.00 meet at the top): one marker, labels joined ("a; b").
+std::vector<std::vector<size_t>> coincident(const std::vector<Point> &points) {
+  std::vector<std::vector<size_t>> groups;
+  auto c = [](double v) { return std::clamp(v, 0.0, 1.0); };
+  for (size_t i = 0; i < points.size(); ++i) {
+    auto near = [&](const std::vector<size_t> &g) {
+      const Point &p = points[g[0]], &q = points[i];
+      return std::abs(c(p.x) - c(q.x)) < 0.02 && std::abs(c(p.y) - c(q.y)) < 0.02;
+    };
+    auto it = std::find_if(groups.begin(), groups.end(), near);
+    if (it == groups.end())
+      groups.push_back({i});
+    else
+      it->push_back(i);
+  }
+  return groups;
+}
+} // namespace
+
 std::string scatterPlot(const std::string &title, const std::string &xLabel,
                         const std::string &yLabel, const std::vector<Point> &points) {
-  // x0 leaves the rotated y title clear of the tick values; the grid stops
-  // at x = 1, where the x ticks end (the margin on the right is for labels).
-  const int x0 = 62, y0 = 40, plot = 260, width = fitTitle(x0 + plot + 140, title), height = y0 + plot + 45;
+  // x0 leaves the rotated y title clear of the tick values; labels may reach
+  // up to 120 px right of the plot, and the picture ends after the last.
+  const int x0 = 62, y0 = 40, plot = 260, height = y0 + plot + 45;
+  auto X = [&](double v) { return x0 + plot * std::clamp(v, 0.0, 1.0); };
+  auto Y = [&](double v) { return y0 + plot - plot * std::clamp(v, 0.0, 1.0); };
+  const std::vector<std::vector<size_t>> groups = coincident(points);
+  std::vector<Box> taken;
+  for (const auto &g : groups)
+    taken.push_back({X(points[g[0]].x) - 5, Y(points[g[0]].y) - 5, X(points[g[0]].x) + 5, Y(points[g[0]].y) + 5});
+  std::vector<Box> labels;
+  std::vector<std::string> names;
+  double right = x0 + plot + 12;
+  for (const auto &g : groups) {
+    std::string name;
+    for (size_t i : g)
+      name += (name.empty() ? "" : "; ") + points[i].label;
+    const Box b = placeLabel(X(points[g[0]].x), Y(points[g[0]].y), textWidth(name, 9),
+                             taken, x0 + 2, x0 + plot + 120, y0 - 10, y0 + plot + 10);
+    taken.push_back(b), labels.push_back(b), names.push_back(name);
+    right = std::max(right, b.x1 + 8);
+  }
+  const int width = fitTitle(static_cast<int>(std::ceil(right)), title);
   std::ostringstream s;
   frame(s, width, height, x0, y0, plot, title, "", x0 + plot);
   for (int k = 0; k <= 4; ++k)
@@ -206,33 +469,17 @@ std::string scatterPlot(const std::string &title, const std::string &xLabel,
     << "' stroke='#999'/>\n<text x='" << x0 + plot / 2 << "' y='" << height - 8
     << "' text-anchor='middle'>" << escape(xLabel) << "</text>\n<text transform='translate(12,"
     << y0 + plot / 2 << ") rotate(-90)' text-anchor='middle'>" << escape(yLabel) << "</text>\n";
-  // Points at the same place (within 0.02) share one marker and list their
-  // labels one under another, instead of printing them over each other.
-  std::vector<std::vector<size_t>> groups;
-  for (size_t i = 0; i < points.size(); ++i) {
-    auto near = [&](size_t j) {
-      return std::abs(points[j].x - points[i].x) < 0.02 && std::abs(points[j].y - points[i].y) < 0.02;
-    };
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const std::vector<size_t> &g) { return near(g[0]); });
-    if (it == groups.end())
-      groups.push_back({i});
-    else
-      it->push_back(i);
-  }
-  for (const std::vector<size_t> &g : groups) {
-    const Point &p = points[g[0]];
-    double x = x0 + plot * std::clamp(p.x, 0.0, 1.0), y = y0 + plot - plot * std::clamp(p.y, 0.0, 1.0);
-    std::string names;
-    for (size_t i : g)
-      names += (names.empty() ? "" : "; ") + points[i].label;
-    s << "<circle cx='" << x << "' cy='" << y << "' r='5' fill='" << kColours[g[0] % 7]
-      << "' fill-opacity='0.8'><title>" << escape(names) << ": (" << num(p.x) << ", " << num(p.y)
-      << ")</title></circle>\n";
-    // Labels run downwards from the point, or upwards near the bottom edge.
-    const double dir = y > y0 + plot - 11.0 * g.size() ? -1 : 1;
-    for (size_t k = 0; k < g.size(); ++k)
-      s << "<text x='" << x + 7 << "' y='" << y + 3 + dir * 11.0 * k << "' font-size='9'>"
-        << escape(points[g[k]].label) << "</text>\n";
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const Point &p = points[groups[gi][0]];
+    const double x = X(p.x), y = Y(p.y);
+    if (std::isfinite(p.xLo) && std::isfinite(p.xHi))
+      s << "<path d='M" << X(p.xLo) << "," << y << " H" << X(p.xHi) << "' stroke='#999'/>\n";
+    if (std::isfinite(p.yLo) && std::isfinite(p.yHi))
+      s << "<path d='M" << x << "," << Y(p.yLo) << " V" << Y(p.yHi) << "' stroke='#999'/>\n";
+    s << "<circle cx='" << x << "' cy='" << y << "' r='5' fill='" << kColours[groups[gi][0] % 7]
+      << "' fill-opacity='0.85'><title>" << escape(names[gi]) << ": (" << num(p.x) << ", " << num(p.y)
+      << ")</title></circle>\n<text x='" << labels[gi].x0 << "' y='" << labels[gi].y1 - 2 << "' font-size='9'>"
+      << escape(names[gi]) << "</text>\n";
   }
   s << "</svg>\n";
   return s.str();
@@ -250,7 +497,7 @@ std::string heatmapChart(const Heatmap &h) {
                              20 + static_cast<int>(8.4 * static_cast<double>(h.title.size())));
   std::ostringstream s;
   s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width
-    << "' height='" << y0 + ch * h.rows.size() + 50 << "' font-family='sans-serif'>\n"
+    << "' height='" << y0 + std::max<int>(ch * static_cast<int>(h.rows.size()), 80) + 16 << "' font-family='sans-serif'>\n"
     << "<rect width='100%' height='100%' fill='white'/>\n"
     << "<text x='10' y='22' font-size='14'>" << escape(h.title) << "</text>\n";
   for (size_t j = 0; j < h.cols.size(); ++j)
@@ -260,7 +507,8 @@ std::string heatmapChart(const Heatmap &h) {
     s << "<text x='" << x0 - 8 << "' y='" << y0 + ch * i + ch / 2 + 4 << "' font-size='12' text-anchor='end'>"
       << escape(h.rowAxis + "=" + h.rows[i]) << "</text>\n";
   for (const Heatmap::Cell &c : h.cells) {
-    double a = c.shown ? std::clamp(c.value, 0.0, 1.0) : 0;
+    const double span = h.floor < 1 ? 1 - h.floor : 1;
+    double a = c.shown ? std::clamp((c.value - h.floor) / span, 0.0, 1.0) : 0;
     int shade = static_cast<int>(255 - 200 * a);
     s << "<rect x='" << x0 + cw * c.col << "' y='" << y0 + ch * c.row << "' width='" << cw << "' height='" << ch
       << "' fill='rgb(" << shade << "," << shade << ",255)' stroke='#999'>";
@@ -281,8 +529,9 @@ std::string heatmapChart(const Heatmap &h) {
   s << "<defs><linearGradient id='attrib' x1='0' y1='1' x2='0' y2='0'><stop offset='0' stop-color='rgb(255,255,255)'/>"
     << "<stop offset='1' stop-color='rgb(55,55,255)'/></linearGradient></defs>\n"
     << "<rect x='" << sx << "' y='" << y0 << "' width='14' height='" << sh << "' fill='url(#attrib)' stroke='#999'/>\n";
-  for (int k = 0; k <= 4; ++k)
-    s << "<text x='" << sx + 18 << "' y='" << y0 + sh - sh * k / 4 + 4 << "' font-size='10'>" << k * 0.25 << "</text>\n";
+  for (int k = 0; k <= 4; ++k) // from the floor (white) to 1
+    s << "<text x='" << sx + 18 << "' y='" << y0 + sh - sh * k / 4 + 4 << "' font-size='10'>"
+      << num(h.floor + (1 - h.floor) * k / 4.0) << "</text>\n";
   s << "<text x='" << sx << "' y='" << y0 - 8 << "' font-size='11'>" << escape(h.scale) << "</text>\n";
   s << "</svg>\n";
   return s.str();

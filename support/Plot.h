@@ -13,13 +13,29 @@
 
 namespace mixc::support {
 
-/// Grouped bars: one group per category, one bar per series; values in
-/// [0, 1] (NaN: no bar, "n/a"), on a y axis titled `yLabel`. Returns the
-/// SVG text.
-std::string barChart(const std::string &title, const std::vector<std::string> &categories,
-                     const std::vector<std::string> &series,
-                     const std::vector<std::vector<double>> &values /* [series][category] */,
-                     const std::string &yLabel = "");
+/// Grouped bars: one group per category, one bar per series, on a y axis
+/// from min(0, data) to max(1, data) at nice ticks. NaN: no bar, "n/a".
+/// `lo`/`hi` (empty, or shaped as `values`; NaN for none) draw each bar's
+/// interval; `reference` (NaN: none) a dashed line named `referenceLabel`,
+/// e.g. chance.
+struct BarChart {
+  std::string title, xLabel, yLabel;
+  std::vector<std::string> categories, series;
+  std::vector<std::vector<double>> values, lo, hi; // [series][category]
+  double reference = 0.0 / 0.0;
+  std::string referenceLabel;
+};
+std::string barChart(const BarChart &chart);
+
+/// Box plots: per category a box per series over its samples (quartiles,
+/// median, whiskers from least to greatest, every sample drawn as a dot:
+/// a box of two runs shows both), as the paper's Attrib box plots.
+struct BoxChart {
+  std::string title, xLabel, yLabel;
+  std::vector<std::string> categories, series;
+  std::vector<std::vector<std::vector<double>>> samples; // [series][category] -> values
+};
+std::string boxChart(const BoxChart &chart);
 
 /// One line per series over evenly spaced x positions (e.g. widths 16, 32,
 /// 64), values in [0, 1] (NaN: a gap); each point's note (e.g. the
@@ -32,15 +48,19 @@ std::string lineChart(const std::string &title, const std::string &xLabel, const
 struct Point {
   std::string label;
   double x, y;
+  /// The point's intervals (e.g. Attrib's 95 % bootstrap), NaN for none.
+  double xLo = 0.0 / 0.0, xHi = 0.0 / 0.0, yLo = 0.0 / 0.0, yHi = 0.0 / 0.0;
 };
 
-/// Labelled points in [0, 1]² with axis titles (e.g. Attrib@Value vs @Query).
+/// Labelled points in [0, 1]² with axis titles (e.g. Attrib@Value vs @Query),
+/// each label placed beside its point where it overlaps no other label or
+/// point, and the picture only as wide as the labels need.
 std::string scatterPlot(const std::string &title, const std::string &xLabel,
                         const std::string &yLabel, const std::vector<Point> &points);
 
 /// A grid of shaded cells, e.g. Attrib per (layer, position): rows and
 /// columns named `rowAxis`=value and `colAxis`=value, each cell shaded from
-/// white (0) to blue (1, values clamped) with its number written in it
+/// white (`floor`, default 0) to blue (1, values clamped) with its number written in it
 /// ("n/a" when not shown) and `hover` on hover, and a colour bar titled
 /// `scale`.
 struct Heatmap {
@@ -53,6 +73,9 @@ struct Heatmap {
   std::string title, rowAxis, colAxis, scale;
   std::vector<std::string> rows, cols;
   std::vector<Cell> cells;
+  /// The value shaded white (the no-effect level, e.g. IIA's corrupted-run
+  /// accuracy): cells shade from it to 1, and so does the colour bar.
+  double floor = 0;
 };
 std::string heatmapChart(const Heatmap &h);
 

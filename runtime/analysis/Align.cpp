@@ -192,7 +192,7 @@ HeldOut heldOutIia(CorruptionExperiment &exp, int64_t C, const std::map<std::str
 }
 
 /// iia.csv, its heatmap and rotations.safetensors in `folder`.
-support::Status writeAlign(const fs::path &folder, const graph::Graph &g, const InterveneSpec &spec,
+support::Status writeAlign(const fs::path &folder, const graph::Graph &g, const InterveneSpec &spec, double floor,
                            const std::vector<AlignResult> &results, const std::map<std::string, Rotation> &rotations) {
   std::ostringstream csv;
   csv << "cell,label,k,iia,iia_channels,iia_patch,train_loss,orthogonality\n";
@@ -206,8 +206,11 @@ support::Status writeAlign(const fs::path &folder, const graph::Graph &g, const 
   std::vector<CellResult> shown(results.size());
   for (size_t c = 0; c < results.size(); ++c)
     shown[c].attrib = results[c].iia, shown[c].kept = true;
+  // White is the corrupted run's accuracy: a subspace with no effect.
   writeHeatmap((folder / "iia.svg").string(), spec, shown,
-               g.model + ": DAS interchange intervention accuracy, corrupt " + spec.corrupt, "IIA");
+               g.model + ": IIA of " + interventionTargets(g) + ", corrupt " + spec.corrupt +
+                   " (white: the corrupted run, " + support::format("%.2f", floor) + ")",
+               "IIA", floor);
   std::vector<support::StoredTensor> stored;
   for (const auto &[name, r] : rotations) {
     at::Tensor rows = r.rows().detach().contiguous();
@@ -280,7 +283,7 @@ support::Status align(const std::string &checkpoint, const graph::Graph &g, cons
     for (const graph::Node *n : dasNodes[c])
       r.orthogonality = std::max(r.orthogonality, rotations.at(n->name).orthogonalityError());
   }
-  if (support::Status st = writeAlign(folder, g, spec, results, rotations); !st.isOk())
+  if (support::Status st = writeAlign(folder, g, spec, h.baseHits / static_cast<double>(nTest), results, rotations); !st.isOk())
     return st;
   printAlign(out, g, spec, opts, nTest, batch, h, results);
   out << "wrote " << (folder / "iia.csv").string() << "\n";

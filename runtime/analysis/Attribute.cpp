@@ -227,7 +227,8 @@ void writeAttribution(const fs::path &folder, const graph::Graph &g, const Inter
   for (size_t c = 0; c < results.size(); ++c)
     shown[c].attrib = results[c].estimate, shown[c].kept = results[c].kept;
   writeHeatmap((folder / "attribution.svg").string(), spec, shown,
-               g.model + ": AtP estimate of Attrib (readout " + spec.readout + "), corrupt " + spec.corrupt);
+               g.model + ": AtP estimate of Attrib of " + interventionTargets(g) + " (readout " + spec.readout +
+                   "), corrupt " + spec.corrupt);
 }
 } // namespace
 

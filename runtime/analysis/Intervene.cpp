@@ -113,7 +113,7 @@ void writePerExample(const std::string &path, const std::string &readout, const 
 
 /// One heatmap of cells that all have exactly two sweep coordinates.
 void writeOneHeatmap(const std::string &path, const InterveneSpec &spec, const std::vector<CellResult> &res,
-                     const std::string &title, const std::string &scale) {
+                     const std::string &title, const std::string &scale, double floor) {
   std::vector<std::string> rows, cols;
   for (const Cell &c : spec.cells) {
     if (c.coords.size() != 2)
@@ -125,7 +125,8 @@ void writeOneHeatmap(const std::string &path, const InterveneSpec &spec, const s
   }
   if (rows.empty())
     return;
-  support::Heatmap h{title, spec.cells[0].coords[0].first, spec.cells[0].coords[1].first, scale, rows, cols, {}};
+  support::Heatmap h{title, spec.cells[0].coords[0].first, spec.cells[0].coords[1].first, scale, rows, cols, {},
+                     floor};
   for (size_t k = 0; k < spec.cells.size(); ++k) {
     const size_t i = std::find(rows.begin(), rows.end(), spec.cells[k].coords[0].second) - rows.begin();
     const size_t j = std::find(cols.begin(), cols.end(), spec.cells[k].coords[1].second) - cols.begin();
@@ -146,9 +147,50 @@ std::string fileSafe(const std::string &text) {
 }
 } // namespace
 
+namespace {
+/// "layers[0].block_input" as "layers[*].block_input": indices written `*`.
+std::string anyIndex(const std::string &name) {
+  std::string out;
+  for (size_t i = 0; i < name.size(); ++i) {
+    size_t j = i + 1;
+    while (name[i] == '[' && j < name.size() && std::isdigit(static_cast<unsigned char>(name[j])))
+      ++j;
+    if (name[i] == '[' && j > i + 1 && j < name.size() && name[j] == ']') {
+      out += "[*]";
+      i = j;
+    } else {
+      out += name[i];
+    }
+  }
+  return out;
+}
+} // namespace
+
+std::string interventionTargets(const graph::Graph &g) {
+  std::vector<std::string> seen;
+  for (const graph::Node &n : g.nodes) {
+    std::string target;
+    if (n.op == "patch" || n.op == "ablate")
+      target = n.inputs.empty() ? "" : n.inputs[0].substr(0, n.inputs[0].find('@')); // not the cell's chain
+    else if (n.op == graph::kStateEditOp && n.attrs.count("target"))
+      target = n.attrs.at("target").s + " (state)";
+    if (target.empty())
+      continue;
+    const bool das = n.op == "patch" && n.attrs.count("das") && n.attrs.at("das").i > 0;
+    const std::string t = (das ? "das " : n.op == "ablate" ? "ablate " : n.op == "patch" ? "patch " : "edit ") +
+                          anyIndex(target);
+    if (std::find(seen.begin(), seen.end(), t) == seen.end())
+      seen.push_back(t);
+  }
+  std::string out;
+  for (size_t i = 0; i < std::min<size_t>(seen.size(), 3); ++i)
+    out += (i ? ", " : "") + seen[i];
+  return seen.size() > 3 ? out + " and " + std::to_string(seen.size() - 3) + " more" : out;
+}
+
 std::vector<std::string> writeHeatmap(const std::string &path, const InterveneSpec &spec,
                                       const std::vector<CellResult> &res, const std::string &title,
-                                      const std::string &scale) {
+                                      const std::string &scale, double floor) {
   if (spec.cells.empty())
     return {};
   const size_t axes = spec.cells[0].coords.size();
@@ -160,7 +202,7 @@ std::vector<std::string> writeHeatmap(const std::string &path, const InterveneSp
         if (c.coords[a].first != spec.cells[0].coords[a].first)
           return {};
   if (axes == 2) {
-    writeOneHeatmap(path, spec, res, title, scale);
+    writeOneHeatmap(path, spec, res, title, scale, floor);
     return {path};
   }
   // More variables: a grid of the first two for each value of the others.
@@ -185,7 +227,7 @@ std::vector<std::string> writeHeatmap(const std::string &path, const InterveneSp
   const std::filesystem::path p(path);
   for (const std::string &key : order) {
     const std::string file = (p.parent_path() / (p.stem().string() + "-" + fileSafe(key) + ".svg")).string();
-    writeOneHeatmap(file, groups[key].first, groups[key].second, title + " (" + key + ")", scale);
+    writeOneHeatmap(file, groups[key].first, groups[key].second, title + " (" + key + ")", scale, floor);
     written.push_back(file);
   }
   return written;
@@ -455,8 +497,8 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
   const bool perExample = static_cast<double>(C) * static_cast<double>(n) <= kMaxPerExampleValues;
   if (perExample)
     writePerExample((folder / "per-example.csv").string(), spec.readout, m.docClean, m.docCorrupt, m.docPatched);
-  std::string title = g.model + ": Attrib (readout " + spec.readout + "), " + (spec.swap ? "swap" : "restore") +
-                      ", corrupt " + spec.corrupt;
+  std::string title = g.model + ": Attrib of " + interventionTargets(g) + " (readout " + spec.readout + "), " +
+                      (spec.swap ? "swap" : "restore") + ", corrupt " + spec.corrupt;
   const std::vector<std::string> heatmaps = writeHeatmap((folder / "heatmap.svg").string(), spec, results, title);
   if (heatmaps.size() > 1)
     out << "heatmaps: " << heatmaps.size() << ", one per value of the variables after the first two ("

@@ -106,9 +106,15 @@ DocumentChunk documentChunk(const tasks::Dataset &d, const std::vector<int32_t> 
 /// `scale` names the shaded quantity (0 white to 1 blue) on the colour bar.
 /// Returns the files written: none when the cells are not all one sweep of
 /// two or more variables.
+/// `floor`: the value shaded white (IIA's corrupted-run accuracy; 0 for Attrib).
 std::vector<std::string> writeHeatmap(const std::string &path, const InterveneSpec &spec,
                                       const std::vector<CellResult> &res, const std::string &title,
-                                      const std::string &scale = "Attrib");
+                                      const std::string &scale = "Attrib", double floor = 0);
+
+/// What a rewritten graph's interventions act on, for plot titles: each
+/// action with its node, layer indices that differ written `*` ("patch
+/// layers[*].block_input"); at most three, then how many more.
+std::string interventionTargets(const graph::Graph &g);
 
 /// The graph stored in a checkpoint (or run folder), as JSON.
 bool checkpointGraph(const std::string &checkpointOrRun, std::string &graphJson,

@@ -7,6 +7,7 @@
 #include "support/Format.h"
 #include "support/StepTiming.h"
 #include "support/Ticks.h"
+#include "support/Plot.h"
 #include "support/OutputGuard.h"
 
 #include <gtest/gtest.h>
@@ -166,6 +167,77 @@ TEST(Ticks, LabelsHaveTheDecimalsTheSpacingNeeds) {
   EXPECT_EQ(tickLabel(3, 1), "3");
   EXPECT_EQ(tickLabel(20000, 20000), "20k");
   EXPECT_EQ(tickLabel(-0.0, 0.5), "0.0");
+}
+
+namespace {
+/// The 9 px labels of a scatter plot: (x, baseline y, text).
+std::vector<std::tuple<double, double, std::string>> scatterLabels(const std::string &svg) {
+  std::vector<std::tuple<double, double, std::string>> out;
+  const std::string open = "<text x='";
+  for (size_t at = svg.find(open); at != std::string::npos; at = svg.find(open, at + 1)) {
+    const size_t end = svg.find("</text>", at);
+    const std::string t = svg.substr(at, end - at);
+    if (t.find("font-size='9'") == std::string::npos)
+      continue;
+    double x = 0, y = 0;
+    std::sscanf(t.c_str(), "<text x='%lf' y='%lf'", &x, &y);
+    out.emplace_back(x, y, t.substr(t.find('>') + 1));
+  }
+  return out;
+}
+} // namespace
+
+TEST(Plot, ScatterLabelsDoNotOverlap) {
+  // Six points crowded in one corner and two that clamp to the same pixel
+  // (1.06 and 1.00 both draw at the top).
+  std::vector<mixc::support::Point> points;
+  for (int i = 0; i < 6; ++i)
+    points.push_back({"model" + std::to_string(i) + ", 64", 0.50 + 0.03 * i, 0.50 + 0.025 * (i % 3)});
+  points.push_back({"h3, 64", 0.0, 1.06});
+  points.push_back({"deltanet, 64", 0.0, 1.00});
+  const auto labels = scatterLabels(mixc::support::scatterPlot("t", "x", "y", points));
+  ASSERT_EQ(labels.size(), 7u); // the two at one pixel share a label
+  EXPECT_NE(std::get<2>(labels.back()).find("h3, 64; deltanet, 64"), std::string::npos);
+  for (size_t a = 0; a < labels.size(); ++a)
+    for (size_t b = a + 1; b < labels.size(); ++b) {
+      // Boxes as drawn: 0.6 em a character, 9 px high above the baseline.
+      const auto &[xa, ya, ta] = labels[a];
+      const auto &[xb, yb, tb] = labels[b];
+      const double wa = 5.4 * ta.size(), wb = 5.4 * tb.size();
+      const bool apart = xa + wa <= xb || xb + wb <= xa || ya <= yb - 9 || yb <= ya - 9;
+      EXPECT_TRUE(apart) << ta << " at (" << xa << ", " << ya << ") overlaps " << tb << " at (" << xb << ", " << yb << ")";
+    }
+}
+
+TEST(Plot, BoxesShowQuartilesAndEverySample) {
+  mixc::support::BoxChart b;
+  b.title = "t", b.categories = {"a"}, b.series = {"s"};
+  b.samples = {{{0.1, 0.2, 0.3, 0.4, 0.5}}};
+  const std::string svg = mixc::support::boxChart(b);
+  // The hover names the median and range; one dot per sample.
+  EXPECT_NE(svg.find("median 0.30 of 5 (0.10 to 0.50)"), std::string::npos) << svg;
+  size_t dots = 0;
+  for (size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1))
+    ++dots;
+  EXPECT_EQ(dots, 5u);
+}
+
+TEST(Plot, BarIntervalsWidenTheAxisOnlyAsFarAsTheData) {
+  mixc::support::BarChart b;
+  b.title = "t", b.categories = {"a", "b"}, b.series = {"s"};
+  b.values = {{0.5, -0.03}}, b.lo = {{0.4, -0.12}}, b.hi = {{0.6, 0.05}};
+  const std::string svg = mixc::support::barChart(b);
+  EXPECT_NE(svg.find("[0.40, 0.60]"), std::string::npos); // the interval on hover
+  // The axis reaches just past -0.12 (the 0 line moves up by about 0.15 of
+  // the 1.15 spanned, 180 px: 23 px above the plot's bottom at y = 220), not
+  // to the next nice tick (-0.25: 36 px); nothing above 1 is added.
+  const size_t zero = svg.find("text-anchor='end'>0.00<");
+  ASSERT_NE(zero, std::string::npos) << svg;
+  double y = 0;
+  std::sscanf(svg.c_str() + svg.rfind("<text x='", zero), "<text x='%*[^']' y='%lf'", &y);
+  EXPECT_NEAR(y - 4, 220 - 180 * 0.1536 / 1.1536, 1.0) << svg;
+  EXPECT_EQ(svg.find(">-0.25<"), std::string::npos);
+  EXPECT_EQ(svg.find(">1.25<"), std::string::npos);
 }
 
 TEST(Format, PrintfIntoAString) {
