@@ -190,8 +190,10 @@ void copyLearningCurves(const Sweep &s, const fs::path &outDir, std::ostringstre
       continue;
     const fs::path csv = outDir / "csv" / "metrics" / s.name / (cell + ".csv");
     const fs::path svg = outDir / "plots" / "curves" / s.name / (cell + ".svg");
+    const fs::path loss = outDir / "csv" / "metrics" / s.name / (cell + "-loss.csv"); // the plot's logged lines
     std::error_code ec;
-    for (auto [from, to] : {std::pair{s.dir / cell / "metrics.csv", csv}, std::pair{s.dir / cell / "curves.svg", svg}})
+    for (auto [from, to] : {std::pair{s.dir / cell / "metrics.csv", csv}, std::pair{s.dir / cell / "curves.svg", svg},
+                            std::pair{s.dir / cell / "loss.csv", loss}})
       if (fs::is_regular_file(from, ec)) {
         fs::create_directories(to.parent_path(), ec);
         fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
@@ -201,7 +203,8 @@ void copyLearningCurves(const Sweep &s, const fs::path &outDir, std::ostringstre
   }
   if (linked.empty())
     return;
-  md << "Learning curves (train loss, train and test accuracy at every evaluation):";
+  md << "Learning curves (train loss, train and test accuracy at every evaluation; `<cell>-loss.csv` beside a "
+        "cell's table, where its run logged one, holds the train loss and accuracy every log_every steps):";
   for (size_t i = 0; i < linked.size(); ++i) {
     const auto &[c, plot] = linked[i];
     md << (i ? "," : "") << " " << c << " ([csv](csv/metrics/" << s.name << "/" << c << ".csv)";

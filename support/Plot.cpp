@@ -538,6 +538,24 @@ std::string heatmapChart(const Heatmap &h) {
 }
 
 namespace {
+const double kPanelW = 280, kPanelH = 210, kPanelTop = 50;
+
+/// The lines a panel's legend takes, entries flowed by their widths (as
+/// curvePanel draws them).
+int curveLegendLines(const CurvePanel &p, double w) {
+  if (p.curves.size() < 2)
+    return 0;
+  int lines = 1;
+  double x = 0;
+  for (const Curve &c : p.curves) {
+    const double entry = 24 + textWidth(c.name, 10) + 12;
+    if (x + entry > w && x > 0)
+      ++lines, x = 0;
+    x += entry;
+  }
+  return lines;
+}
+
 /// One panel of curves at (x0, y0), w × h.
 std::string curvePanel(const CurvePanel &p, double x0, double y0, double w, double h) {
   std::ostringstream s;
@@ -584,12 +602,24 @@ std::string curvePanel(const CurvePanel &p, double x0, double y0, double w, doub
       if (std::isfinite(c.y[i]))
         s << X(c.x[i]) << "," << Y(c.y[i]) << " ";
     s << "'/>\n";
-    if (p.curves.size() > 1) { // the legend sits on the title line, clear of the curves
-      const double lx = x0 + w - 90.0 * static_cast<double>(p.curves.size() - k);
-      s << "<line x1='" << lx << "' x2='" << lx + 15 << "' y1='" << y0 - 12 << "' y2='" << y0 - 12 << "' stroke='"
-        << c.colour << "' stroke-width='2'/><text x='" << lx + 19 << "' y='" << y0 - 8
-        << "' font-size='10'>" << escape(c.name) << "</text>\n";
-    }
+    if (c.markers)
+      for (size_t i = 0; i < c.x.size() && i < c.y.size(); ++i)
+        if (std::isfinite(c.y[i]))
+          s << "<circle cx='" << X(c.x[i]) << "' cy='" << Y(c.y[i]) << "' r='2.2' fill='" << c.colour << "'/>\n";
+  }
+  // The legend under the x title, entries flowed by their widths.
+  double lx = x0, ly = y0 + h + 46;
+  for (size_t k = 0; p.curves.size() > 1 && k < p.curves.size(); ++k) {
+    const Curve &c = p.curves[k];
+    const double entry = 24 + textWidth(c.name, 10) + 12;
+    if (lx + entry > x0 + w && lx > x0)
+      lx = x0, ly += 14;
+    s << "<line x1='" << lx << "' x2='" << lx + 15 << "' y1='" << ly - 4 << "' y2='" << ly - 4 << "' stroke='"
+      << c.colour << "' stroke-width='2'/>";
+    if (c.markers)
+      s << "<circle cx='" << lx + 7.5 << "' cy='" << ly - 4 << "' r='2.2' fill='" << c.colour << "'/>";
+    s << "<text x='" << lx + 19 << "' y='" << ly << "' font-size='10'>" << escape(c.name) << "</text>\n";
+    lx += entry;
   }
   return s.str();
 }
@@ -597,12 +627,17 @@ std::string curvePanel(const CurvePanel &p, double x0, double y0, double w, doub
 
 std::string curvesChart(const std::string &title, const std::vector<CurvePanel> &panels) {
   const int width = 20 + 360 * static_cast<int>(panels.size());
+  int lines = 0; // the longest legend under a panel
+  for (const CurvePanel &p : panels)
+    lines = std::max(lines, curveLegendLines(p, kPanelW));
+  const int height = static_cast<int>(kPanelTop + kPanelH) + (lines ? 46 + 14 * (lines - 1) + 8 : 36);
   std::ostringstream s;
-  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='320' font-family='sans-serif'>\n";
-  s << "<rect width='" << width << "' height='320' fill='white'/>\n";
+  s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height
+    << "' font-family='sans-serif'>\n";
+  s << "<rect width='" << width << "' height='" << height << "' fill='white'/>\n";
   s << "<text x='" << width / 2 << "' y='20' font-size='14' text-anchor='middle'>" << escape(title) << "</text>\n";
   for (size_t i = 0; i < panels.size(); ++i)
-    s << curvePanel(panels[i], 60 + 370.0 * static_cast<double>(i), 50, 280, 210);
+    s << curvePanel(panels[i], 60 + 370.0 * static_cast<double>(i), kPanelTop, kPanelW, kPanelH);
   s << "</svg>\n";
   return s.str();
 }

@@ -86,6 +86,7 @@ std::string heatmapChart(const Heatmap &h);
 struct Curve {
   std::string name, colour;
   std::vector<double> x, y;
+  bool markers = false; // a dot at each point (e.g. evaluations), besides the line
 };
 struct CurvePanel {
   std::string label, xLabel;

@@ -324,7 +324,7 @@ bool parseConfig(const std::string &text, const std::string &path, const std::st
     const toml::table *train = r.section(
         "train", {"epochs", "batch_size", "lr", "warmup", "schedule", "seed", "eval_every",
                   "eval_size", "eval_batch", "checkpoint_every", "max_steps", "threads",
-                  "early_stop_acc"});
+                  "early_stop_acc", "log_every"});
     r.get(train, "epochs", "train", c.epochs);
     r.get(train, "batch_size", "train", c.batchSize);
     r.get(train, "lr", "train", c.lr);
@@ -338,6 +338,7 @@ bool parseConfig(const std::string &text, const std::string &path, const std::st
     r.get(train, "max_steps", "train", c.maxSteps);
     r.get(train, "threads", "train", c.threads);
     r.get(train, "early_stop_acc", "train", c.earlyStopAcc);
+    r.get(train, "log_every", "train", c.logEvery);
     auto bad = [&](const char *key, const std::string &msg) {
       const toml::node *n = train ? train->get(key) : nullptr;
       r.fail(n ? n->source() : root.source(), msg);
@@ -364,6 +365,8 @@ bool parseConfig(const std::string &text, const std::string &path, const std::st
     // Periods are divisors in the step loop: 0 would trap.
     if (c.evalEvery < 1)
       bad("eval_every", "train.eval_every must be >= 1 (steps between evaluations)");
+    if (c.logEvery < 0)
+      bad("log_every", "train.log_every must be >= 0 (steps a loss.csv row averages; 0: eval_every / 10)");
     if (c.checkpointEvery < 1)
       bad("checkpoint_every", "train.checkpoint_every must be >= 1 (steps between checkpoints)");
     if (c.threads > kMaxThreads)

@@ -4,6 +4,7 @@
 
 #include "runtime/tasks/Task.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,8 @@ struct TrainConfig {
   std::string schedule = "cosine"; // or "linear" decay after warm-up
   uint64_t seed = 42;
   int64_t evalEvery = 200;
+  int64_t logEvery = 0; // steps a loss.csv row averages (0: eval_every / 10, at least 1)
+  int64_t lossWindow() const { return logEvery > 0 ? logEvery : std::max<int64_t>(1, evalEvery / 10); }
   int64_t evalSize = 320;
   int64_t evalBatch = 64;
   int64_t checkpointEvery = 1000;

@@ -125,21 +125,59 @@ std::vector<MetricsRow> readMetricsCsv(const std::string &path) {
   return rows;
 }
 
-void writeCurvesSvg(const std::string &path, const std::string &title,
-                    const std::vector<MetricsRow> &rows) {
-  auto curve = [&](double MetricsRow::*field, const std::string &name, const std::string &colour) {
-    support::Curve c{name, colour, {}, {}};
+void writeLossCsv(const std::string &path, const std::vector<LossRow> &rows) {
+  std::ostringstream ss;
+  ss << "step,train_loss,train_acc\n";
+  char buf[96];
+  for (const LossRow &r : rows) {
+    std::snprintf(buf, sizeof buf, "%lld,%.6f,%.6f\n", (long long)r.step, r.loss, r.acc);
+    ss << buf;
+  }
+  writeFileAtomically(path, ss.str());
+}
+
+std::vector<LossRow> readLossCsv(const std::string &path) {
+  std::vector<LossRow> rows;
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line); // header
+  while (std::getline(in, line)) {
+    LossRow r;
+    long long step = 0;
+    if (std::sscanf(line.c_str(), "%lld,%lf,%lf", &step, &r.loss, &r.acc) == 3) {
+      r.step = step;
+      rows.push_back(r);
+    }
+  }
+  return rows;
+}
+
+void writeCurvesSvg(const std::string &path, const std::string &title, const std::vector<MetricsRow> &rows,
+                    const std::vector<LossRow> &losses) {
+  // Every evaluation: its window's train loss and accuracy, and the test
+  // accuracy, as marked points; the loss.csv rows between them as lines.
+  auto evals = [&](double MetricsRow::*field, const std::string &name, const std::string &colour) {
+    support::Curve c{name, colour, {}, {}, true};
     for (const MetricsRow &r : rows)
       c.x.push_back(static_cast<double>(r.step)), c.y.push_back(r.*field);
     return c;
   };
-  writeFileAtomically(path, support::curvesChart(
-                                title, {{"train loss", "training step", {curve(&MetricsRow::trainLoss, "train loss", "#1f77b4")}, false},
-                                        {"accuracy",
-                                         "training step",
-                                         {curve(&MetricsRow::trainAcc, "train", "#ff7f0e"),
-                                          curve(&MetricsRow::evalAcc, "test (eval)", "#1f77b4")},
-                                         true}}));
+  auto logged = [&](double LossRow::*field, const std::string &name, const std::string &colour) {
+    support::Curve c{name, colour, {}, {}, false};
+    for (const LossRow &r : losses)
+      c.x.push_back(static_cast<double>(r.step)), c.y.push_back(r.*field);
+    return c;
+  };
+  std::vector<support::Curve> loss, acc;
+  if (!losses.empty()) {
+    loss.push_back(logged(&LossRow::loss, "logged", "#9ecae1"));
+    acc.push_back(logged(&LossRow::acc, "train, logged", "#fdd0a2"));
+  }
+  loss.push_back(evals(&MetricsRow::trainLoss, losses.empty() ? "train loss" : "at evaluations", "#1f77b4"));
+  acc.push_back(evals(&MetricsRow::trainAcc, losses.empty() ? "train" : "train, at evaluations", "#ff7f0e"));
+  acc.push_back(evals(&MetricsRow::evalAcc, "test", "#1f77b4"));
+  writeFileAtomically(path, support::curvesChart(title, {{"train loss", "training step", loss, false},
+                                                         {"accuracy", "training step", acc, true}}));
 }
 
 } // namespace mixc::train

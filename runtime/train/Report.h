@@ -38,9 +38,21 @@ void writeMetricsCsv(const std::string &path, const std::vector<MetricsRow> &row
 /// Reads rows back (for --resume); missing file: empty.
 std::vector<MetricsRow> readMetricsCsv(const std::string &path);
 
-/// curves.svg: training loss and eval accuracy against step.
-void writeCurvesSvg(const std::string &path, const std::string &title,
-                    const std::vector<MetricsRow> &rows);
+/// One loss.csv row: the train loss and accuracy averaged over the
+/// `train.log_every` steps ending at `step`.
+struct LossRow {
+  int64_t step = 0;
+  double loss = 0, acc = 0;
+};
+/// loss.csv: header + rows (rewritten whole, atomically, at each evaluation).
+void writeLossCsv(const std::string &path, const std::vector<LossRow> &rows);
+/// Reads rows back (for --resume); missing file: empty.
+std::vector<LossRow> readLossCsv(const std::string &path);
+
+/// curves.svg: the train loss and accuracy every log_every steps (lines), the
+/// evaluations' windows and test accuracy (marked points), against step.
+void writeCurvesSvg(const std::string &path, const std::string &title, const std::vector<MetricsRow> &rows,
+                    const std::vector<LossRow> &losses = {});
 
 /// Writes `text` to `path` atomically (temporary file + rename).
 void writeFileAtomically(const std::string &path, const std::string &text);

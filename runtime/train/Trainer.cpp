@@ -218,7 +218,8 @@ namespace {
 /// after checking it is this model's, with settings --resume may keep.
 support::Status resume(const TrainConfig &c, const RunOptions &opts, const std::string &graphJson,
                        const std::string &settings, int64_t total, rt::Model &model, torch::optim::AdamW &optimizer,
-                       int64_t &step, bool &stoppedEarly, std::vector<MetricsRow> &rows, std::ostream &log) {
+                       int64_t &step, bool &stoppedEarly, std::vector<MetricsRow> &rows,
+                       std::vector<LossRow> &losses, std::ostream &log) {
   using support::Status;
   const std::string ckptPath = (fs::path(c.outDir) / "checkpoint.pt").string();
   const std::string csvPath = (fs::path(c.outDir) / "metrics.csv").string();
@@ -237,6 +238,9 @@ support::Status resume(const TrainConfig &c, const RunOptions &opts, const std::
   for (const MetricsRow &r : readMetricsCsv(csvPath))
     if (r.step <= step)
       rows.push_back(r);
+  for (const LossRow &r : readLossCsv((fs::path(c.outDir) / "loss.csv").string()))
+    if (r.step <= step) // rows after the checkpoint are trained again
+      losses.push_back(r);
   if (stoppedEarly)
     log << c.outDir << " is finished: it stopped early at step " << step << "/" << total
         << " (train.early_stop_acc " << c.earlyStopAcc << ")\n";
@@ -380,9 +384,11 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
   int64_t step = 0;
   bool stoppedEarly = false;
   std::vector<MetricsRow> rows;
+  std::vector<LossRow> losses; // loss.csv: every train.log_every steps
+  const std::string lossPath = (fs::path(c.outDir) / "loss.csv").string();
   if (opts.resume) {
-    if (Status resumed =
-            resume(c, opts, graphJson, settings, total, *model, optimizer, step, stoppedEarly, rows, io.log);
+    if (Status resumed = resume(c, opts, graphJson, settings, total, *model, optimizer, step, stoppedEarly, rows,
+                                losses, io.log);
         !resumed.isOk())
       return resumed;
   } else if (fs::exists(ckptPath)) {
@@ -400,7 +406,8 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
                  loss, acc, e.accuracy, e.probability, tps, elapsed};
     rows.push_back(r);
     writeMetricsCsv(csvPath, rows);
-    writeCurvesSvg(svgPath, g.model + " on " + c.task.title(), rows);
+    writeLossCsv(lossPath, losses);
+    writeCurvesSvg(svgPath, g.model + " on " + c.task.title(), rows, losses);
     return e;
   };
   if (step == 0 && rows.empty())
@@ -412,10 +419,13 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
   auto start = std::chrono::steady_clock::now();
   int64_t startStep = step, window = 0;
   double windowLoss = 0, windowAcc = 0, lastLoss = 0, lastAcc = 0;
+  LossRow logWindow; // sums over the current log_every steps
+  int64_t logged = 0;
   double tokensSeen = 0; // real (unpadded) tokens: comparable across tasks
   while (step < total && !stoppedEarly) {
     if (support::stopRequested() || (opts.stopAfter > 0 && step == opts.stopAfter)) {
       progress.finish();
+      writeLossCsv(lossPath, losses); // up to the checkpoint saved now
       return saveOnStop(ckptPath, *model, optimizer, {step, false, c.text, graphJson, settings}, lastCheckpoint);
     }
     double lr = learningRate(c, step, total);
@@ -436,6 +446,11 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
     }
     double a = (r.logits.argmax(-1) == r.target).to(at::kDouble).mean().item<double>();
     windowLoss += l, windowAcc += a, ++window;
+    logWindow.loss += l, logWindow.acc += a, ++logged;
+    if (step % c.lossWindow() == 0 || step == total) {
+      losses.push_back({step, logWindow.loss / static_cast<double>(logged), logWindow.acc / static_cast<double>(logged)});
+      logWindow = {}, logged = 0;
+    }
     lastLoss = l, lastAcc = a;
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     double tps = tokensSeen / std::max(elapsed, 1e-9);
@@ -449,6 +464,7 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
       stoppedEarly = c.earlyStopAcc > 0 && e.accuracy >= c.earlyStopAcc;
     }
     if (stoppedEarly || step % c.checkpointEvery == 0 || step == total) {
+      writeLossCsv(lossPath, losses); // a resume keeps the rows up to its checkpoint
       std::string error;
       if (!saveCheckpoint(ckptPath, *model, &optimizer, {step, stoppedEarly, c.text, graphJson, settings}, error)) {
         progress.finish();
