@@ -276,6 +276,22 @@ Grid gridOf(const Sweep &s) {
   return grid;
 }
 
+/// The chance accuracy every finished run recorded (results.csv's `chance`),
+/// when they agree; none when a run has none (finished before mixc wrote
+/// it) or they differ (e.g. a grid over task.num_pairs).
+std::optional<double> commonChance(const Sweep &s) {
+  std::optional<double> chance;
+  for (const Row &r : s.results.rows) {
+    if (get(r, "status") != "ok")
+      continue;
+    const double c = number(r, "chance");
+    if (std::isnan(c) || (chance && std::abs(*chance - c) > 1e-9))
+      return std::nullopt;
+    chance = c;
+  }
+  return chance;
+}
+
 /// The accuracy table (first axis as rows, the others as columns) and its
 /// plot: the paper's figure where the grid has it (accuracy against the
 /// second axis, the width, a line per value of the first, each point marked
@@ -343,6 +359,10 @@ void accuracySection(const Sweep &s, Grid &grid, const fs::path &outDir, std::os
       accs.push_back(number(best[g], "eval_acc", 0));
     support::BarChart bars;
     bars.title = accTitle, bars.yLabel = "test accuracy", bars.xLabel = axesTitle(groupAxes);
+    if (std::optional<double> chance = commonChance(s)) {
+      bars.reference = *chance;
+      bars.referenceLabel = "chance " + two(*chance);
+    }
     bars.categories = groups, bars.series = {"accuracy"}, bars.values = {accs};
     writeFileAtomically((outDir / "plots" / accPlot).string(), barChart(bars));
   }

@@ -862,6 +862,10 @@ std::map<std::string, std::string> recordCell(const Spec &s, const Cell &c, int 
       toml::table result = toml::parse_file((dir / "result.toml").string());
       row["backend"] = result["backend"].value_or(std::string());
       row["stopped_early"] = result["stopped_early"].value_or(false) ? "1" : "0";
+      // A uniform guess's accuracy (the report's chance line); runs finished
+      // before mixc wrote it have none.
+      if (std::optional<double> chance = result["chance"].value<double>())
+        row["chance"] = support::format("%.6g", *chance);
     } catch (const toml::parse_error &) {
       row["backend"] = row["stopped_early"] = "";
     }

@@ -21,6 +21,11 @@ struct TaskConfig {
   int64_t trainSize() const { return isATR() ? atr.trainSize : ar.trainSize; }
   int64_t testSize() const { return isATR() ? atr.testSize : ar.testSize; }
   const char *title() const { return isATR() ? "ATR" : "AR"; }
+  /// The accuracy of a uniform guess among the answers a document allows:
+  /// AR, one of its num_pairs values; ATR, one of the |Σ| terminals.
+  double chance() const {
+    return 1.0 / static_cast<double>(isATR() ? atr.numTerminals : ar.numPairs);
+  }
 };
 
 /// The train and test sets (from `cacheDir` when it holds them). Throws

@@ -303,9 +303,9 @@ void finishRun(const TrainConfig &c, const graph::Graph &g, const RunOptions &op
   std::snprintf(summary, sizeof summary,
                 "# written by mixc train when the run finished\n"
                 "step = %lld\ntotal_steps = %lld\nstopped_early = %s\neval_acc = %.6g\n"
-                "eval_prob = %.6g\nbackend = \"%s\"\n",
+                "eval_prob = %.6g\nbackend = \"%s\"\nchance = %.6g\n",
                 (long long)step, (long long)total, stoppedEarly ? "true" : "false", last.evalAcc,
-                last.evalProb, backend);
+                last.evalProb, backend, c.task.chance());
   writeFileAtomically((fs::path(c.outDir) / "result.toml").string(), summary);
   char line[512];
   std::snprintf(line, sizeof line,
