@@ -3,6 +3,7 @@
 
 #include "abi/StateLayout.h"
 #include "dsl/Rewrite.h"
+#include "support/Suggest.h"
 
 #include <algorithm>
 #include <sstream>
@@ -76,6 +77,33 @@ std::string formatNamedPoints(const std::vector<NamedPoint> &points) {
     ss << "\n";
   }
   return ss.str();
+}
+
+bool hookTargets(const graph::Graph &g, const std::vector<std::string> &patterns,
+                 std::vector<std::vector<std::string>> &nodesPerPattern, std::string &error) {
+  const std::vector<NamedPoint> points = namedPoints(g);
+  std::vector<std::string> hookable;
+  for (const NamedPoint &p : points)
+    if (p.kind == "node" && std::count(p.actions.begin(), p.actions.end(), "intervene"))
+      hookable.push_back(p.name);
+  nodesPerPattern.assign(patterns.size(), {});
+  for (size_t i = 0; i < patterns.size(); ++i) {
+    for (const NamedPoint &p : points)
+      if (p.kind == "state" && dsl::matchesPattern(patterns[i], p.name)) {
+        error = "'" + p.name + "' is a recurrent state: hooks act on nodes only for now (read states with "
+                "run_with_cache under torch.no_grad(); patch them with a .rw script)";
+        return false;
+      }
+    for (const std::string &name : hookable)
+      if (dsl::matchesPattern(patterns[i], name))
+        nodesPerPattern[i].push_back(name);
+    if (nodesPerPattern[i].empty()) {
+      error = "no node matches '" + patterns[i] + "'" + support::didYouMean(patterns[i], hookable) +
+              " (mixc.names(model) lists them)";
+      return false;
+    }
+  }
+  return true;
 }
 
 } // namespace mixc::app

@@ -90,6 +90,45 @@ struct PyModel {
     return {logits, cache};
   }
 
+  /// The logits with `hooks` applied: (pattern, fn) pairs, fn(value, name)
+  /// returning a replacement tensor or None; every node a pattern matches
+  /// gets its fn, in the order the hooks were given. Gradients flow through
+  /// what the hooks return (autograd records their torch ops).
+  at::Tensor runWithHooks(const at::Tensor &tokens, const std::vector<std::pair<std::string, py::object>> &hooks) const {
+    checkTokens(tokens);
+    std::vector<std::string> patterns;
+    for (const auto &h : hooks) {
+      if (!PyCallable_Check(h.second.ptr()))
+        throw py::type_error("mixc: the hook for '" + h.first + "' is not callable: give (name, fn(value, name))");
+      patterns.push_back(h.first);
+    }
+    std::vector<std::vector<std::string>> targets;
+    if (std::string error; !mixc::app::hookTargets(get().graph(), patterns, targets, error))
+      throw py::key_error("mixc: " + error);
+    std::map<std::string, std::vector<py::object>> fnsOf; // node -> its hooks, in order
+    for (size_t i = 0; i < hooks.size(); ++i)
+      for (const std::string &node : targets[i])
+        fnsOf[node].push_back(hooks[i].second);
+    Model::Options o;
+    o.edit = [&](const std::string &name, const at::Tensor &value) {
+      auto it = fnsOf.find(name);
+      if (it == fnsOf.end())
+        return at::Tensor();
+      at::Tensor current = value;
+      for (const py::object &fn : it->second) {
+        py::object r = fn(current, name);
+        if (r.is_none())
+          continue;
+        if (!THPVariable_Check(r.ptr()))
+          throw py::type_error("mixc: the hook on '" + name + "' returned " +
+                               std::string(py::str(r.get_type().attr("__name__"))) + ", not a tensor or None");
+        current = r.cast<at::Tensor>();
+      }
+      return current.is_same(value) ? at::Tensor() : current;
+    };
+    return get().forward(tokens, o);
+  }
+
   std::vector<std::pair<std::string, at::Tensor>> parameters() const { return get().tensors(); }
 };
 
@@ -195,6 +234,7 @@ PYBIND11_MODULE(_mixc, m) {
   py::class_<PyModel>(m, "Model")
       .def("forward", &PyModel::forward, py::arg("tokens"))
       .def("run_with_cache", &PyModel::runWithCache, py::arg("tokens"), py::arg("names"))
+      .def("run_with_hooks", &PyModel::runWithHooks, py::arg("tokens"), py::arg("hooks"))
       .def("parameters", &PyModel::parameters)
       .def("names", [](const PyModel &p) { return pointsToPython(mixc::app::namedPoints(p.get().graph())); })
       .def("graph_json", [](const PyModel &p) { return mixc::graph::toJson(p.get().graph()); })

@@ -7,6 +7,7 @@ scripts.
     m = mixc.compile("stdlib/mamba.mix", d=64)         # or a fresh model (seed 0)
     logits = m(tokens)                                 # tokens [B, T] int64 -> [B, T, V]
     logits, cache = m.run_with_cache(tokens, names=["layers[1].block_input"])
+    logits = m.run_with_hooks(tokens, [("layers[1].block_input", lambda v, name: 0 * v)])
     table = mixc.intervene("runs/default", "examples/interventions/block-inputs.rw")
     mixc.names(m)                                      # the intervention points
 
@@ -14,6 +15,8 @@ The model runs on mixc's LibTorch runtime, the same LibTorch as Debian's
 python3-torch: logits are torch tensors, and gradients flow from them into
 `m.parameters()`.
 """
+import contextlib
+
 import torch  # loads LibTorch before the extension that links it
 
 from . import _mixc
@@ -26,9 +29,32 @@ class Model:
 
     def __init__(self, impl):
         self._impl = impl
+        self._hooks = []  # set by the hooks() context manager
 
     def __call__(self, tokens):
+        if self._hooks:
+            return self._impl.run_with_hooks(tokens, self._hooks)
         return self._impl.forward(tokens)
+
+    def run_with_hooks(self, tokens, fwd_hooks=()):
+        """The logits with each node's value passed through hooks, as
+        TransformerLens: `fwd_hooks` is a list of (name or pattern, fn), and
+        fn(value, name) returns a tensor of the same shape to replace the
+        value (every later node reads it) or None to leave it. Every node
+        `names()` marks `intervene` can be hooked (recurrent states not yet).
+        Gradients flow through the hooks' results."""
+        return self._impl.run_with_hooks(tokens, _hook_list(fwd_hooks))
+
+    @contextlib.contextmanager
+    def hooks(self, fwd_hooks=()):
+        """Within `with m.hooks([(name, fn)]):`, every call m(tokens) runs
+        with these hooks (as run_with_hooks)."""
+        saved = self._hooks
+        self._hooks = saved + _hook_list(fwd_hooks)
+        try:
+            yield self
+        finally:
+            self._hooks = saved
 
     def run_with_cache(self, tokens, names=None):
         """The logits and a dict of node values [B, T, ...] by node name.
@@ -54,6 +80,15 @@ class Model:
 
     def __repr__(self):
         return f"<mixc.Model {self._impl.model_name} from {self._impl.source}>"
+
+
+def _hook_list(fwd_hooks):
+    out = []
+    for h in fwd_hooks:
+        if not (isinstance(h, tuple) and len(h) == 2 and isinstance(h[0], str)):
+            raise TypeError(f"mixc: a hook is a (name, fn) pair, got {h!r}")
+        out.append(h)
+    return out
 
 
 def _config_value(v):

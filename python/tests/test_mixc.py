@@ -204,3 +204,58 @@ def test_intervene_validates_as_the_cli(run, tmp_path):
     saved = read_safetensors(tmp_path / "pattern" / "activations.safetensors")
     assert any(k.startswith("layers[0].block_input") for k in saved) and any(k.startswith("layers[1].block_input") for k in saved)
     assert table["label"]
+
+
+def test_hooks_patch_and_edit_activations():
+    """run_with_hooks (TransformerLens's convention): a hook's tensor replaces
+    the node's value for every later node; None leaves it."""
+    m = mixc.compile(stdlib("based"), d=16, vocab=20)
+    x, y = tokens(seed=1), tokens(seed=2)
+    plain = m(x)
+    assert torch.equal(m.run_with_hooks(x, [("layers[*].block_input", lambda v, n: None)]), plain)
+    # Patching layer 0's whole block input with another input's gives that
+    # input's logits: nothing else downstream reads the tokens.
+    _, cache = m.run_with_cache(y, names=["layers[0].block_input"])
+    patched = m.run_with_hooks(x, [("layers[0].block_input", lambda v, n: cache[n])])
+    assert torch.allclose(patched, m(y), atol=1e-6)
+    # A pattern hooks every node it matches, each called with its own name.
+    seen = []
+    m.run_with_hooks(x, [("layers[*].mixer_output", lambda v, n: seen.append(n))])
+    assert seen == ["layers[0].mixer_output", "layers[1].mixer_output"]
+    # Within `with m.hooks(...)`, plain calls run hooked; after it, not.
+    zero = [("layers[1].mixer_output", lambda v, n: torch.zeros_like(v))]
+    with m.hooks(zero):
+        inside = m(x)
+    assert torch.equal(inside, m.run_with_hooks(x, zero)) and not torch.equal(inside, plain)
+    assert torch.equal(m(x), plain)
+
+
+def test_gradients_flow_through_hooks():
+    """d(sum logits)/d(scale) of a hook that scales a node, by autograd,
+    against a central finite difference in double steps of the scale."""
+    m = mixc.compile(stdlib("based"), d=16, vocab=20)
+    x = tokens()
+
+    def out(scale):
+        return m.run_with_hooks(x, [("layers[1].mixer_output", lambda v, n: v * scale)]).sum()
+
+    s = torch.tensor(1.3, requires_grad=True)
+    out(s).backward()
+    h = 1e-2
+    with torch.no_grad():
+        fd = (out(torch.tensor(1.3 + h)) - out(torch.tensor(1.3 - h))) / (2 * h)
+    assert abs(s.grad.item() - fd.item()) <= 1e-3 * max(1.0, abs(fd.item())), (s.grad, fd)
+
+
+def test_hook_errors_name_the_node():
+    m = mixc.compile(stdlib("based"), d=16, vocab=20)
+    with pytest.raises(KeyError, match="no node matches 'layers\\[7\\].block_input'"):
+        m.run_with_hooks(tokens(), [("layers[7].block_input", lambda v, n: None)])
+    with pytest.raises(KeyError, match="'layers\\[1\\].mixer.state' is a recurrent state"):
+        m.run_with_hooks(tokens(), [("layers[*].mixer.state", lambda v, n: None)])
+    with pytest.raises(RuntimeError, match="the hook on 'embed' returned a Float tensor of shape \\[3, 1, 16\\]"):
+        m.run_with_hooks(tokens(), [("embed", lambda v, n: v[:, :1])])
+    with pytest.raises(TypeError, match="returned int, not a tensor or None"):
+        m.run_with_hooks(tokens(), [("embed", lambda v, n: 3)])
+    with pytest.raises(TypeError, match="is not callable"):
+        m.run_with_hooks(tokens(), [("embed", 3)])

@@ -413,6 +413,26 @@ std::string Model::checkTokens(const at::Tensor &tokens) const {
                           : "");
 }
 
+namespace {
+/// A node's value as later nodes read it: `edit`'s replacement where it
+/// gives one (checked against the value it replaces), then observed.
+void publish(const Model::Options &options, const std::string &name, at::Tensor &value) {
+  if (options.edit) {
+    at::Tensor replaced = options.edit(name, value);
+    if (replaced.defined()) {
+      TORCH_CHECK(replaced.sizes() == value.sizes() && replaced.scalar_type() == value.scalar_type() &&
+                      replaced.device() == value.device(),
+                  "the hook on '", name, "' returned a ", replaced.scalar_type(), " tensor of shape ",
+                  replaced.sizes(), " on ", replaced.device(), "; the node's value is ", value.scalar_type(), " ",
+                  value.sizes(), " on ", value.device());
+      value = replaced;
+    }
+  }
+  if (options.observe)
+    options.observe(name, value);
+}
+} // namespace
+
 at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) const {
   TORCH_CHECK(tokens.dim() == 2 && tokens.scalar_type() == at::kLong,
               "tokens must be a [B, T] int64 tensor");
@@ -443,8 +463,7 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       Outputs out = runScan(args, *s.node, ScanEdits{s.edits, &*options.interventions});
       for (size_t r = 0; r < out.size(); ++r)
         values[s.region ? s.regionResults[r] : s.firstResult + static_cast<int>(r)] = std::move(out[r]);
-      if (options.observe)
-        options.observe(s.node->name, values[s.region ? s.regionResults[0] : s.firstResult]);
+      publish(options, s.node->name, values[s.region ? s.regionResults[0] : s.firstResult]);
       continue;
     }
     const bool saveState = s.stateName && options.observe && options.saveStates.count(*s.stateName);
@@ -487,8 +506,8 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       for (size_t r = 0; r < out.size(); ++r) {
         values[results[r]] = std::move(out[r]);
         const std::string &name = s.region ? s.region->region->outputs[r] : s.node->name;
-        if (options.observe && name.find('#') == std::string::npos)
-          options.observe(name, values[results[r]]);
+        if (name.find('#') == std::string::npos)
+          publish(options, name, values[results[r]]);
       }
       if (saveState)
         options.observe(*s.stateName, capture);
@@ -499,8 +518,8 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       for (size_t r = 0; r < out.size(); ++r) {
         values[s.regionResults[r]] = std::move(out[r]);
         const std::string &name = s.region->region->outputs[r];
-        if (options.observe && name.find('#') == std::string::npos)
-          options.observe(name, values[s.regionResults[r]]);
+        if (name.find('#') == std::string::npos)
+          publish(options, name, values[s.regionResults[r]]);
       }
       continue;
     }
@@ -514,8 +533,7 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
     }
     for (size_t r = 0; r < out.size(); ++r)
       values[s.firstResult + r] = std::move(out[r]);
-    if (options.observe)
-      options.observe(s.node->name, values[s.firstResult]);
+    publish(options, s.node->name, values[s.firstResult]);
   }
   if (options.readout && readoutAtOutput_) { // [B, T, V] -> [B, 1, V]
     const at::Tensor &out = values[outputValue_];

@@ -87,6 +87,11 @@ public:
     std::optional<at::Tensor> readout;
     /// Called with each node's name and first result after it is computed.
     std::function<void(const std::string &, const at::Tensor &)> observe;
+    /// Called before `observe` with each node's name and first result: a
+    /// defined tensor returned replaces the value every later node reads
+    /// (same shape, dtype and device, or the forward fails naming the node);
+    /// an undefined one leaves it. Python's hooks (run_with_hooks).
+    std::function<at::Tensor(const std::string &, const at::Tensor &)> edit;
     /// Recurrent states (their `state_name`s) also passed to `observe`, as
     /// [B, T, S] (every step's state, after any edit; layouts in
     /// abi/StateLayout.h). Without gradients only.
