@@ -22,7 +22,6 @@ namespace fs = std::filesystem;
 namespace {
 using Row = std::map<std::string, std::string>;
 using support::barChart;
-using support::lineChart;
 using support::Point;
 using support::scatterPlot;
 
@@ -292,6 +291,14 @@ std::optional<double> commonChance(const Sweep &s) {
   return chance;
 }
 
+/// Draws chance as the chart's reference line where every run agrees on it.
+template <class Chart> void setChanceLine(const Sweep &s, Chart &chart) {
+  if (std::optional<double> chance = commonChance(s)) {
+    chart.reference = *chance;
+    chart.referenceLabel = "chance " + two(*chance);
+  }
+}
+
 /// The accuracy table (first axis as rows, the others as columns) and its
 /// plot: the paper's figure where the grid has it (accuracy against the
 /// second axis, the width, a line per value of the first, each point marked
@@ -351,18 +358,18 @@ void accuracySection(const Sweep &s, Grid &grid, const fs::path &outDir, std::os
           if (hasLr)
             notes[i][j] = "lr " + get(best[it->second], "train.lr");
         }
-    writeFileAtomically((outDir / "plots" / accPlot).string(),
-                        lineChart(accTitle, shortAxis(groupAxes[1]), "test accuracy", colsK, rowsK, values, notes));
+    support::LineChart lines;
+    lines.title = accTitle, lines.xLabel = shortAxis(groupAxes[1]), lines.yLabel = "test accuracy";
+    lines.xs = colsK, lines.series = rowsK, lines.values = values, lines.notes = notes;
+    setChanceLine(s, lines);
+    writeFileAtomically((outDir / "plots" / accPlot).string(), support::lineChart(lines));
   } else {
     std::vector<double> accs;
     for (const std::string &g : groups)
       accs.push_back(number(best[g], "eval_acc", 0));
     support::BarChart bars;
     bars.title = accTitle, bars.yLabel = "test accuracy", bars.xLabel = axesTitle(groupAxes);
-    if (std::optional<double> chance = commonChance(s)) {
-      bars.reference = *chance;
-      bars.referenceLabel = "chance " + two(*chance);
-    }
+    setChanceLine(s, bars);
     bars.categories = groups, bars.series = {"accuracy"}, bars.values = {accs};
     writeFileAtomically((outDir / "plots" / accPlot).string(), barChart(bars));
   }
@@ -526,7 +533,7 @@ support::Status writeReport(const std::vector<std::string> &dirs, const std::str
   fs::path out = fs::absolute(outFile);
   std::ostringstream md;
   md << "# " << title << "\n\n"
-     << "Written by `mixc report` from " << sweeps.size() << " sweep folder(s). Accuracy is on the "
+     << "Written by `mixc report` from " << sweeps.size() << (sweeps.size() == 1 ? " sweep folder" : " sweep folders") << ". Accuracy is on the "
      << "test set at the run's last step (where a run stopped early, that step); interventions follow protocol §6 (key corrupted, "
      << "clean activations patched into the corrupted run, 320 documents). The mechanism column "
      << "reads the last layer's block input: Attrib@Value ≥ 0.5 (and ≥ @Query) is induction at "
@@ -535,7 +542,7 @@ support::Status writeReport(const std::vector<std::string> &dirs, const std::str
   for (const Sweep &s : sweeps)
     reportSweep(s, out.parent_path(), md);
   writeFileAtomically(out.string(), md.str());
-  console << "wrote " << out.string() << " (" << sweeps.size() << " sweeps; plots/ and csv/ beside it)\n";
+  console << "wrote " << out.string() << " (" << sweeps.size() << (sweeps.size() == 1 ? " sweep" : " sweeps") << "; plots/ and csv/ beside it)\n";
   return support::Status::ok();
 }
 

@@ -4,6 +4,7 @@
 #include "support/Format.h"
 #include "experiments/Csv.h"
 #include "experiments/Slurm.h"
+#include "runtime/train/Config.h"
 #include "support/AtomicWrite.h"
 #include "support/FileLock.h"
 #include "support/Process.h"
@@ -771,6 +772,35 @@ support::Status planCells(const Spec &s, const std::vector<Cell> &cells, const s
   return Status::ok();
 }
 
+/// Rows finished before runs recorded a uniform guess's accuracy (e.g.
+/// seeded from a committed table) get it from their cell's config: it is a
+/// property of the task, not of the run, so the report's chance line covers
+/// them too.
+support::Status fillChance(const Spec &s, const std::vector<Cell> &cells, const std::string &projectRoot) {
+  std::map<std::string, std::string> chanceOf; // cell → chance, for rows that lack it
+  const Table results = readCsv((s.out / "results.csv").string());
+  for (const auto &r : results.rows) {
+    auto c = std::find_if(cells.begin(), cells.end(), [&](const Cell &x) { return r.count("cell") && x.name == r.at("cell"); });
+    if (c == cells.end() || (r.count("chance") && !r.at("chance").empty()))
+      continue;
+    std::ostringstream text;
+    text << cellTable(s, *c, s.out / c->name, projectRoot);
+    train::TrainConfig config;
+    std::string error;
+    if (train::parseConfig(text.str(), (s.out / c->name / "cell.toml").string(), s.out.string(), projectRoot, config, error))
+      chanceOf[c->name] = support::format("%.6g", config.task.chance());
+  }
+  if (chanceOf.empty())
+    return support::Status::ok();
+  return updateTables(s.out, [&](Table &r, Table &) {
+    for (auto &row : r.rows)
+      if (row.count("cell") && chanceOf.count(row.at("cell")) && (!row.count("chance") || row.at("chance").empty()))
+        row["chance"] = chanceOf.at(row.at("cell"));
+    if (std::find(r.columns.begin(), r.columns.end(), "chance") == r.columns.end())
+      r.columns.push_back("chance");
+  });
+}
+
 /// --engine=slurm: the unfinished cells as one job array (cells already
 /// queued or running under an earlier submission are not submitted again).
 support::Status submitToSlurm(const Spec &s, const SweepOptions &o, const std::vector<Cell> &cells,
@@ -1118,6 +1148,8 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
     printEstimate(s, cells, status, o, io.out);
     return Status::ok();
   }
+  if (Status st = fillChance(s, cells, o.projectRoot); !st.isOk())
+    return st;
   if (o.engine == "slurm" && o.cell.empty())
     return submitToSlurm(s, o, cells, todo, status, meta, io);
   return runHere(s, o, cells, todo, status, meta, io);

@@ -308,10 +308,12 @@ std::string boxChart(const BoxChart &b) {
   return s.str();
 }
 
-std::string lineChart(const std::string &title, const std::string &xLabel, const std::string &yLabel,
-                      const std::vector<std::string> &xs, const std::vector<std::string> &series,
-                      const std::vector<std::vector<double>> &values,
-                      const std::vector<std::vector<std::string>> &notes) {
+std::string lineChart(const LineChart &chart) {
+  const std::string &title = chart.title, &xLabel = chart.xLabel, &yLabel = chart.yLabel;
+  const std::vector<std::string> &xs = chart.xs, &series = chart.series;
+  const std::vector<std::vector<double>> &values = chart.values;
+  std::vector<std::vector<std::string>> notes = chart.notes;
+  notes.resize(series.size());
   // Each distinct note (e.g. "lr 0.003") gets a marker shape, listed in the
   // legend: visible in a printed plot, where hover titles are not.
   std::vector<std::string> kinds;
@@ -377,6 +379,12 @@ std::string lineChart(const std::string &title, const std::string &xLabel, const
                                                                                                  : "path")
         << ">\n";
     }
+  }
+  if (std::isfinite(chart.reference)) {
+    const double y = Y(chart.reference);
+    s << "<line x1='" << x0 << "' x2='" << width - 10 << "' y1='" << y << "' y2='" << y
+      << "' stroke='#c00' stroke-dasharray='5,3'/>\n<text x='" << width - 12 << "' y='" << y - 3
+      << "' font-size='9' fill='#c00' text-anchor='end'>" << escape(chart.referenceLabel) << "</text>\n";
   }
   const int legendY = y0 + plotH + 52;
   legend(s, series, legendY, true, width);

@@ -39,11 +39,18 @@ std::string boxChart(const BoxChart &chart);
 
 /// One line per series over evenly spaced x positions (e.g. widths 16, 32,
 /// 64), values in [0, 1] (NaN: a gap); each point's note (e.g. the
-/// learning rate chosen) is written beside it and shown on hover.
-std::string lineChart(const std::string &title, const std::string &xLabel, const std::string &yLabel,
-                      const std::vector<std::string> &xs, const std::vector<std::string> &series,
-                      const std::vector<std::vector<double>> &values /* [series][x] */,
-                      const std::vector<std::vector<std::string>> &notes /* [series][x] */);
+/// learning rate chosen) is marked by its shape, listed in the legend and
+/// shown on hover; `reference` (NaN: none) a dashed line named
+/// `referenceLabel`, e.g. chance.
+struct LineChart {
+  std::string title, xLabel, yLabel;
+  std::vector<std::string> xs, series;
+  std::vector<std::vector<double>> values;     // [series][x]
+  std::vector<std::vector<std::string>> notes; // [series][x], or empty
+  double reference = 0.0 / 0.0;
+  std::string referenceLabel;
+};
+std::string lineChart(const LineChart &chart);
 
 struct Point {
   std::string label;

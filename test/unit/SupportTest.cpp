@@ -240,6 +240,25 @@ TEST(Plot, BarIntervalsWidenTheAxisOnlyAsFarAsTheData) {
   EXPECT_EQ(svg.find(">1.25<"), std::string::npos);
 }
 
+TEST(Plot, LineChanceLineSitsAtItsValue) {
+  mixc::support::LineChart c;
+  c.title = "t", c.xLabel = "d", c.xs = {"16", "32"}, c.series = {"a"};
+  c.values = {{0.25, 0.9}};
+  c.reference = 0.25, c.referenceLabel = "chance 0.25";
+  const std::string svg = mixc::support::lineChart(c);
+  ASSERT_NE(svg.find(">chance 0.25<"), std::string::npos) << svg;
+  // The dashed line's height is the height of the point whose value is 0.25.
+  const size_t dash = svg.find("stroke-dasharray");
+  ASSERT_NE(dash, std::string::npos) << svg;
+  double lineY = -1, pointY = -2;
+  std::sscanf(svg.c_str() + svg.rfind("<line", dash), "<line x1='%*[^']' x2='%*[^']' y1='%lf'", &lineY);
+  std::sscanf(svg.c_str() + svg.find("<circle"), "<circle cx='%*[^']' cy='%lf'", &pointY);
+  EXPECT_DOUBLE_EQ(lineY, pointY) << svg;
+  // Without a reference, no dashed line.
+  c.reference = 0.0 / 0.0;
+  EXPECT_EQ(mixc::support::lineChart(c).find("stroke-dasharray"), std::string::npos);
+}
+
 TEST(Format, PrintfIntoAString) {
   EXPECT_EQ(mixc::support::format("%-5s|%6.2f|%lld", "ab", 3.14159, 42LL), "ab   |  3.14|42");
   EXPECT_EQ(mixc::support::format("%s", std::string(500, 'x').c_str()).size(), 500u);
