@@ -6,6 +6,7 @@
 #include "support/Suggest.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 namespace mixc::app {
@@ -82,9 +83,13 @@ std::string formatNamedPoints(const std::vector<NamedPoint> &points) {
 bool hookTargets(const graph::Graph &g, const std::vector<std::string> &patterns,
                  std::vector<std::vector<std::string>> &nodesPerPattern, std::string &error) {
   const std::vector<NamedPoint> points = namedPoints(g);
+  std::map<std::string, std::string> scanOf; // a value inside a scan's step -> the scan
+  for (const graph::Node &n : g.nodes)
+    for (const graph::Node &inner : n.body)
+      scanOf[inner.name] = n.name;
   std::vector<std::string> hookable;
   for (const NamedPoint &p : points)
-    if (p.kind == "node" && std::count(p.actions.begin(), p.actions.end(), "intervene"))
+    if (p.kind == "node" && std::count(p.actions.begin(), p.actions.end(), "intervene") && !scanOf.count(p.name))
       hookable.push_back(p.name);
   nodesPerPattern.assign(patterns.size(), {});
   for (size_t i = 0; i < patterns.size(); ++i) {
@@ -92,6 +97,15 @@ bool hookTargets(const graph::Graph &g, const std::vector<std::string> &patterns
       if (p.kind == "state" && dsl::matchesPattern(patterns[i], p.name)) {
         error = "'" + p.name + "' is a recurrent state: hooks act on nodes only for now (read states with "
                 "run_with_cache under torch.no_grad(); patch them with a .rw script)";
+        return false;
+      }
+    for (const auto &[inner, scan] : scanOf)
+      if (dsl::matchesPattern(patterns[i], inner)) {
+        // The loop runs a step at a time: a hook on [B, T, ...] cannot feed
+        // step t's edit into step t + 1.
+        error = "'" + inner + "' is a value inside the step of scan '" + scan +
+                "': hooks act on nodes outside a scan's step for now (read it with run_with_cache; "
+                "patch it at a step with a .rw script)";
         return false;
       }
     for (const std::string &name : hookable)

@@ -56,34 +56,24 @@ struct PyModel {
   std::pair<at::Tensor, std::map<std::string, at::Tensor>> runWithCache(const at::Tensor &tokens,
                                                                        const std::vector<std::string> &patterns) const {
     checkTokens(tokens);
-    auto wanted = [&](const std::string &name) {
-      if (patterns.empty())
-        return true;
-      for (const std::string &p : patterns)
-        if (mixc::dsl::matchesPattern(p, name))
-          return true;
-      return false;
-    };
-    std::set<std::string> known;
+    // One resolver with --save: nodes, recurrent states and scan-step values;
+    // a pattern that matches nothing is a KeyError naming the nearest names.
+    std::set<std::string> wanted;
+    if (std::string error; !patterns.empty() && !mixc::analysis::resolveSaveNames(patterns, get().graph(), wanted, error))
+      throw py::key_error("mixc: " + error + " (mixc.names(model) lists them)");
     Model::Options o;
-    for (const mixc::app::NamedPoint &p : mixc::app::namedPoints(get().graph())) {
-      known.insert(p.name);
-      if (p.kind == "state" && !p.actions.empty() && !patterns.empty() && wanted(p.name))
-        o.saveStates.insert(p.name);
-    }
-    for (const std::string &p : patterns) {
-      bool any = false;
-      for (const std::string &n : known)
-        any |= mixc::dsl::matchesPattern(p, n);
-      if (!any)
-        throw py::key_error("mixc: no node matches '" + p + "' (mixc.names(model) lists them)");
-    }
-    if (!o.saveStates.empty() && at::GradMode::is_enabled())
-      throw std::runtime_error("mixc: recurrent states (" + *o.saveStates.begin() +
-                               ") are read without gradients: call under torch.no_grad()");
+    o.saveStates = o.saveStepValues = wanted;
+    // A built-in recurrence's states come from its kernels' capture, which
+    // keeps no gradient; a scan's come from its reference loop, which does.
+    if (at::GradMode::is_enabled())
+      for (const mixc::app::NamedPoint &p : mixc::app::namedPoints(get().graph()))
+        if (p.kind == "state" && p.op != "scan" && wanted.count(p.name))
+          throw std::runtime_error("mixc: recurrent states (" + p.name +
+                                   ") are read without gradients: call under torch.no_grad()");
     std::map<std::string, at::Tensor> cache;
     o.observe = [&](const std::string &name, const at::Tensor &value) {
-      if (name.find('#') == std::string::npos && name.find('@') == std::string::npos && wanted(name))
+      if (name.find('#') == std::string::npos && name.find('@') == std::string::npos &&
+          (patterns.empty() || wanted.count(name)))
         cache[name] = value;
     };
     at::Tensor logits = get().forward(tokens, o);

@@ -242,6 +242,15 @@ bool resolveSaveNames(const std::vector<std::string> &patterns, const graph::Gra
       names.push_back(n.name);
     if (auto it = n.attrs.find("state_name"); it != n.attrs.end())
       states[it->second.s] = graph::stateRefusal(n.op);
+    if (n.op != "scan")
+      continue;
+    // A scan's states and the values of its step, read from its reference loop.
+    for (int64_t k = 0; k < n.attrs.at("num_states").i && k < static_cast<int64_t>(n.bodyArgs.size()); ++k)
+      states[n.bodyArgs[k].name] = "";
+    for (const graph::Node &inner : n.body) // per-row values only ([B, ...] a step), as `mixc names` marks them
+      if (inner.name.find('@') == std::string::npos && inner.shapes.size() == 1 && !inner.shapes[0].empty() &&
+          inner.shapes[0][0] < 0)
+        names.push_back(inner.name);
   }
   for (const std::string &pattern : patterns) {
     size_t matched = 0;
@@ -351,7 +360,7 @@ Measured measureCells(CorruptionExperiment &exp, const InterveneSpec &spec, cons
         o.observe = [&](const std::string &name, const at::Tensor &value) {
           saver->observe(name, value, i, m, c0, cells, spec.swap);
         };
-        o.saveStates = opts.save; // the recurrent states among the names
+        o.saveStates = o.saveStepValues = opts.save; // the recurrent states and scan-step values among the names
       }
       at::Tensor logits = exp.model().forward(at::cat(blocks, 0), o).squeeze(1); // [(cells+2)m, V]
       logits = logits.view({cells + 2, m, logits.size(-1)});                    // [cells+2, m, V]

@@ -43,7 +43,8 @@ struct Cell {
   std::vector<std::pair<std::string, std::string>> coords; // sweep coordinates
 };
 
-/// --save (and Python's save=): the graph's nodes and recurrent states that
+/// --save, run_with_cache (and Python's save=): the graph's nodes, recurrent
+/// states (a scan's too) and the values inside a scan's step that
 /// each of `patterns` (a name, or a pattern such as layers[*].block_input)
 /// matches, every match of each; false with `error` when one matches
 /// nothing (with the nearest names) or names a state that cannot be saved.

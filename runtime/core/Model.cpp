@@ -433,6 +433,34 @@ void publish(const Model::Options &options, const std::string &name, at::Tensor 
 }
 } // namespace
 
+namespace {
+/// Whether `options` read a state of `scan` or a value of its step.
+bool readsInsideScan(const graph::Node &scan, const Model::Options &options) {
+  if (!options.observe)
+    return false;
+  const int64_t numStates = attrI(scan, "num_states");
+  for (int64_t k = 0; k < numStates && k < static_cast<int64_t>(scan.bodyArgs.size()); ++k)
+    if (options.saveStates.count(scan.bodyArgs[k].name))
+      return true;
+  for (const graph::Node &n : scan.body)
+    if (options.saveStepValues.count(n.name))
+      return true;
+  return false;
+}
+
+/// The scan's states read ([B, T, S]: each state's floats in row-major
+/// order, as `mixc names` lays them out) and its step values, observed.
+void observeScanReads(const graph::Node &scan, const Model::Options &options, const std::vector<at::Tensor> &states,
+                      const ScanReads &reads) {
+  for (size_t k = 0; k < states.size(); ++k)
+    if (options.saveStates.count(scan.bodyArgs[k].name))
+      options.observe(scan.bodyArgs[k].name, states[k].dim() > 2 ? states[k].flatten(2) : states[k].unsqueeze(-1));
+  for (const graph::Node &n : scan.body) // in step order
+    if (auto it = reads.values.find(n.name); it != reads.values.end())
+      options.observe(n.name, it->second);
+}
+} // namespace
+
 at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) const {
   TORCH_CHECK(tokens.dim() == 2 && tokens.scalar_type() == at::kLong,
               "tokens must be a [B, T] int64 tensor");
@@ -454,16 +482,21 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
     // A scan's kernels take its state edits (below, as the built-in
     // recurrences'); its reference loop runs what they do not: an
     // intervention on a value of its step, two edits in one cell, no kernel.
+    const bool readsScan = s.node->op == "scan" && readsInsideScan(*s.node, options);
     if (s.node->op == "scan" &&
-        (scanIntervenes(*s.node) || (s.edits && (!s.region || !oneEditACell(*s.edits))))) {
-      TORCH_CHECK(options.interventions, "node '", s.node->name,
+        (readsScan || scanIntervenes(*s.node) || (s.edits && (!s.region || !oneEditACell(*s.edits))))) {
+      TORCH_CHECK(options.interventions || (!s.edits && !scanIntervenes(*s.node)), "node '", s.node->name,
                   "' has its state edited; run the model with `mixc intervene`");
       // A scan's region (kind "scan") takes the scan's operands as they are,
       // so its inputs are the reference loop's too.
-      Outputs out = runScan(args, *s.node, ScanEdits{s.edits, &*options.interventions});
+      std::vector<at::Tensor> states;
+      ScanReads reads{&options.saveStepValues, {}};
+      Outputs out = runScan(args, *s.node, ScanEdits{s.edits, options.interventions ? &*options.interventions : nullptr},
+                            readsScan ? &states : nullptr, readsScan ? &reads : nullptr);
       for (size_t r = 0; r < out.size(); ++r)
         values[s.region ? s.regionResults[r] : s.firstResult + static_cast<int>(r)] = std::move(out[r]);
       publish(options, s.node->name, values[s.region ? s.regionResults[0] : s.firstResult]);
+      observeScanReads(*s.node, options, states, reads);
       continue;
     }
     const bool saveState = s.stateName && options.observe && options.saveStates.count(*s.stateName);

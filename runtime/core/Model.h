@@ -96,6 +96,11 @@ public:
     /// [B, T, S] (every step's state, after any edit; layouts in
     /// abi/StateLayout.h). Without gradients only.
     std::set<std::string> saveStates;
+    /// Values inside a `scan`'s step (its body's nodes) also passed to
+    /// `observe`, as [B, T, ...] (every step's value, gradients kept). A scan
+    /// read so runs its reference loop, and so does one whose states are
+    /// read (there both with and without gradients).
+    std::set<std::string> saveStepValues;
     /// Required when the graph holds intervention nodes.
     std::optional<Interventions> interventions;
     /// Attribution (train/Attribute.h): patch and ablate nodes pass their

@@ -94,7 +94,7 @@ at::Tensor applyEdit(const ActiveEdit &a, const at::Tensor &state, int64_t t) {
 } // namespace
 
 std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const graph::Node &scan,
-                                const ScanEdits &edits, std::vector<at::Tensor> *states) {
+                                const ScanEdits &edits, std::vector<at::Tensor> *states, ScanReads *readOut) {
   const int64_t numStates = attrI(scan, "num_states");
   const std::vector<int64_t> &sliced = attrInts(scan, "sliced");
   at::Tensor sequence;
@@ -174,6 +174,10 @@ std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const gra
       }
   }
   std::vector<std::vector<at::Tensor>> emitted(results.size() - numStates), kept(states ? numStates : 0);
+  std::vector<std::vector<at::Tensor>> readSteps(scan.body.size()); // [body node][t], the ones `reads` names
+  std::vector<bool> isRead(scan.body.size());
+  for (size_t k = 0; k < scan.body.size(); ++k)
+    isRead[k] = readOut && readOut->names && readOut->names->count(scan.body[k].name);
   for (int64_t t = 0; t < T; ++t) {
     for (size_t i = 0; i < inputs.size(); ++i)
       values[numStates + i] = sliced[i] ? inputs[i].select(1, t) : inputs[i];
@@ -181,13 +185,15 @@ std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const gra
       std::vector<at::Tensor> in;
       for (size_t s : reads[k])
         in.push_back(values[s]);
-      if (valueEdits[k]) { // patch / ablate of a step value: its cell's rows at step P
+      if (valueEdits[k]) // patch / ablate of a step value: its cell's rows at step P
         values[firstResult[k]] = valueEdits[k]->first < 0 ? in[0] : applyEdit(*valueEdits[k], in[0], t);
-        continue;
+      if (!valueEdits[k]) {
+        std::vector<at::Tensor> out = runPrimitive(scan.body[k], in);
+        for (size_t r = 0; r < out.size(); ++r)
+          values[firstResult[k] + r] = std::move(out[r]);
       }
-      std::vector<at::Tensor> out = runPrimitive(scan.body[k], in);
-      for (size_t r = 0; r < out.size(); ++r)
-        values[firstResult[k] + r] = std::move(out[r]);
+      if (isRead[k])
+        readSteps[k].push_back(values[firstResult[k]]);
     }
     std::vector<at::Tensor> next(numStates);
     for (int64_t k = 0; k < numStates; ++k)
@@ -209,6 +215,9 @@ std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const gra
   if (states)
     for (std::vector<at::Tensor> &steps : kept)
       states->push_back(at::stack(steps, 1));
+  for (size_t k = 0; k < scan.body.size(); ++k)
+    if (isRead[k] && !readSteps[k].empty())
+      readOut->values[scan.body[k].name] = at::stack(readSteps[k], 1); // [B, T, ...]
   return out;
 }
 

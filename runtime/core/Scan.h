@@ -19,6 +19,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,10 +52,20 @@ struct ScanStates {
 };
 ScanStates scanStates(const graph::Node &scan);
 
+/// Values of the step read out for run_with_cache and --save: each body
+/// node named in `names`, at every step, stacked over time into [B, T, ...]
+/// (with autograd's history: gradients reach them as any tensor's).
+struct ScanReads {
+  const std::set<std::string> *names = nullptr;
+  std::map<std::string, at::Tensor> values; // filled by runScan
+};
+
 /// The scan's emitted values over time, one [B, T, ...] tensor each. With
-/// `states`, also every step's states (after any edit), [B, T, ...] each.
+/// `states`, also every step's states (after any edit), [B, T, ...] each;
+/// with `reads`, the step values it names.
 std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const graph::Node &scan,
-                                const ScanEdits &edits = {}, std::vector<at::Tensor> *states = nullptr);
+                                const ScanEdits &edits = {}, std::vector<at::Tensor> *states = nullptr,
+                                ScanReads *reads = nullptr);
 
 } // namespace mixc::rt
 

@@ -74,8 +74,10 @@ options:
   --format F         export: safetensors (the only format)
   --save NAMES       intervene: also write these nodes' values (clean, corrupted, each
                      cell) to activations.safetensors; comma-separated names or
-                     patterns (layers[*].block_input), recurrent states included
-                     (layers[*].mixer.state: [docs, T, S], every step's state)
+                     patterns (layers[*].block_input), repeatable; recurrent
+                     states (layers[*].mixer.state, a scan's too: [docs, T, S],
+                     every step's state) and values inside a scan's step
+                     (layers[0].mixer.scan.o: [docs, T, ...]) included
   --size N           eval/intervene: number of test documents (default: as trained / 320)
   --rewrite FILE     compile: apply an intervention script (see --emit=mlir)
   --backend B        compile/train/intervene: libtorch (one LibTorch op per node;
@@ -297,7 +299,9 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       }
       o.slurm.push_back({kv.substr(0, eq), kv.substr(eq + 1)});
     } else if (is("--save")) {
-      o.save = value("--save");
+      // Repeatable: each adds its names (a second one replaced the first).
+      const std::string more = value("--save");
+      o.save += (o.save.empty() ? "" : ",") + more;
     } else if (is("--set")) {
       o.sets.push_back(value("--set"));
     } else if (is("--init-from")) {
