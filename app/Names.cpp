@@ -95,9 +95,11 @@ bool hookTargets(const graph::Graph &g, const std::vector<std::string> &patterns
   for (size_t i = 0; i < patterns.size(); ++i) {
     for (const NamedPoint &p : points)
       if (p.kind == "state" && dsl::matchesPattern(patterns[i], p.name)) {
-        error = "'" + p.name + "' is a recurrent state: hooks act on nodes only for now (read states with "
-                "run_with_cache under torch.no_grad(); patch them with a .rw script)";
-        return false;
+        if (p.actions.empty()) {
+          error = "'" + p.name + "' cannot be hooked: " + p.note;
+          return false;
+        }
+        nodesPerPattern[i].push_back(p.name);
       }
     for (const auto &[inner, scan] : scanOf)
       if (dsl::matchesPattern(patterns[i], inner)) {
@@ -112,6 +114,9 @@ bool hookTargets(const graph::Graph &g, const std::vector<std::string> &patterns
       if (dsl::matchesPattern(patterns[i], name))
         nodesPerPattern[i].push_back(name);
     if (nodesPerPattern[i].empty()) {
+      for (const NamedPoint &p : points)
+        if (p.kind == "state")
+          hookable.push_back(p.name);
       error = "no node matches '" + patterns[i] + "'" + support::didYouMean(patterns[i], hookable) +
               " (mixc.names(model) lists them)";
       return false;

@@ -100,6 +100,9 @@ struct PyModel {
       for (const std::string &node : targets[i])
         fnsOf[node].push_back(hooks[i].second);
     Model::Options o;
+    for (const mixc::app::NamedPoint &p : mixc::app::namedPoints(get().graph()))
+      if (p.kind == "state" && fnsOf.count(p.name))
+        o.hookStates.insert(p.name);
     o.edit = [&](const std::string &name, const at::Tensor &value) {
       auto it = fnsOf.find(name);
       if (it == fnsOf.end())

@@ -40,9 +40,16 @@ class Model:
         """The logits with each node's value passed through hooks, as
         TransformerLens: `fwd_hooks` is a list of (name or pattern, fn), and
         fn(value, name) returns a tensor of the same shape to replace the
-        value (every later node reads it) or None to leave it. Every node
-        `names()` marks `intervene` can be hooked (recurrent states not yet).
-        Gradients flow through the hooks' results."""
+        value (every later node reads it) or None to leave it (an in-place
+        edit of `value` counts). Every node `names()` marks `intervene` can
+        be hooked, and so can recurrent states: a state hook sees [B, T, S],
+        every step's state, and the steps where its result differs are
+        edited as `patch ... state` at that step in a .rw script (the state
+        handed on; the recurrence carries on from it). A DSL scan's states
+        take any steps, with gradients; a built-in recurrence's (Mamba's,
+        DeltaNet's, Based's) one step a row, under torch.no_grad(). Values
+        inside a scan's step cannot be hooked yet. Gradients flow through
+        the hooks' results."""
         return self._impl.run_with_hooks(tokens, _hook_list(fwd_hooks))
 
     @contextlib.contextmanager
@@ -60,8 +67,11 @@ class Model:
         """The logits and a dict of node values [B, T, ...] by node name.
 
         `names` takes node names or patterns (`layers[*].block_input`); None
-        keeps every node. A recurrent state (`layers[0].mixer.state`) comes
-        as [B, T, S], every step's state (read under torch.no_grad()).
+        keeps every node. A recurrent state (`layers[0].mixer.state`, a
+        scan's `layers[0].mixer.S`) comes as [B, T, S], every step's state
+        (a built-in recurrence's under torch.no_grad() only); a value inside
+        a scan's step (`layers[0].mixer.scan.o`) as [B, T, ...]. A name or
+        pattern that matches nothing is a KeyError naming the nearest names.
         """
         if isinstance(names, str):
             names = [names]

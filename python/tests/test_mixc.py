@@ -170,6 +170,103 @@ def test_scan_step_values_cannot_be_hooked_yet():
         m.run_with_hooks(tokens(), [("layers[0].mixer.scan.o", lambda v, n: 0 * v)])
 
 
+def outputs_with_state_zeroed(name, c, p, built_in):
+    """Layer 0's mixer output o [B, T, d] with the state zeroed after step p,
+    from the cached inputs (the formulas of scan_reference). A scan's step p
+    emits from its unedited state; a built-in recurrence's edit reaches its
+    output at p too (docs/protocol.md §6.1)."""
+    L = "layers[0].mixer."
+    k, v = c[L + "k"].double(), c[L + "v"].double()
+    d = v.shape[-1]
+    if name == "gla":
+        q = c[L + "q_scaled"].double()
+        S = torch.zeros(k.shape[0], k.shape[-1], d, dtype=torch.float64)
+    else:  # deltanet: delta_rule(q / √d, k, v, β), S [d, d] acting on k
+        q = c[L + "q"].double() / d ** 0.5
+        S = torch.zeros(k.shape[0], d, d, dtype=torch.float64)
+    out = []
+    for t in range(k.shape[1]):
+        kt, vt = k[:, t], v[:, t]
+        if name == "gla":
+            S = c[L + "alpha"][:, t, :, None].double() * S + kt[:, :, None] * vt[:, None, :]
+            emit = lambda S: (q[:, t, :, None] * S).sum(1)  # Sᵀ q
+        else:
+            b = c[L + "beta"][:, t].double()[:, :, None]
+            S = S - b * (S @ kt[:, :, None]) * kt[:, None, :] + b * vt[:, :, None] * kt[:, None, :]
+            emit = lambda S: (S @ q[:, t, :, None])[..., 0]  # S q
+        o = emit(S)
+        if t == p:
+            S = torch.zeros_like(S)
+            if built_in:
+                o = emit(S)
+        out.append(o)
+    return torch.stack(out, 1)
+
+
+@pytest.mark.parametrize("name", ["gla", "deltanet"])
+def test_state_hooks_edit_the_state_the_recurrence_carries_on_from(name):
+    m = mixc.compile(stdlib(name), d=16, vocab=20)
+    x, p = tokens(), 4
+    L = "layers[0].mixer."
+    state = L + ("S" if name == "gla" else "state")
+    with torch.no_grad():  # a built-in recurrence's state hook runs without gradients
+        _, c = m.run_with_cache(x, names=[L + n for n in ("k", "v", "q", "q_scaled", "alpha", "beta")
+                                          if L + n in {q["name"] for q in mixc.names(m)}])
+        # A hook that leaves the state (None, or an equal tensor) changes nothing.
+        assert torch.equal(m.run_with_hooks(x, [(state, lambda v, n: None)]), m(x))
+        assert torch.equal(m.run_with_hooks(x, [(state, lambda v, n: v.clone())]), m(x))
+
+        seen = {}
+
+        def zero_at_p(value, hook_name):
+            assert hook_name == state and value.shape[:2] == x.shape
+            value[:, p] = 0  # in place, returning None: TransformerLens style
+            return None
+
+        def keep(value, hook_name):
+            seen[hook_name] = value
+
+        m.run_with_hooks(x, [(state, zero_at_p), (L + "o", keep)])
+    want = outputs_with_state_zeroed(name, c, p, built_in=name != "gla")
+    assert torch.allclose(seen[L + "o"].double(), want, atol=1e-5)
+    assert not torch.allclose(want, outputs_with_state_zeroed(name, c, -1, False), atol=1e-3)  # the edit shows
+
+
+def test_scan_state_hooks_carry_gradients():
+    m = mixc.compile(stdlib("gla"), d=16, vocab=20)
+    x = tokens()
+    scale = torch.tensor(0.7, dtype=torch.float32, requires_grad=True)
+
+    def f(s):
+        def hook(value, name):
+            out = value.clone()
+            out[:, 3] = value[:, 3] * s
+            return out
+        return m.run_with_hooks(x, [("layers[0].mixer.S", hook)]).double().sum()
+
+    grad = torch.autograd.grad(f(scale), scale)[0].item()
+    eps = 1e-3
+    with torch.no_grad():
+        fd = (f(torch.tensor(0.7 + eps)) - f(torch.tensor(0.7 - eps))).item() / (2 * eps)
+    assert grad != 0 and abs(fd - grad) <= 2e-2 * abs(grad) + 1e-3, (grad, fd)
+
+
+def test_builtin_state_hook_errors():
+    m = mixc.compile(stdlib("deltanet"), d=16, vocab=20)
+    x = tokens()
+    with pytest.raises(RuntimeError, match="runs without gradients"):
+        m.run_with_hooks(x, [("layers[0].mixer.state", lambda v, n: 0 * v)])
+
+    def two_steps(v, n):
+        v[:, 2] = 0
+        v[:, 5] = 0
+
+    with torch.no_grad(), pytest.raises(RuntimeError, match="changed row 0's state at 2 steps"):
+        m.run_with_hooks(x, [("layers[0].mixer.state", two_steps)])
+    with torch.no_grad(), pytest.raises(RuntimeError, match="the hook on 'layers\\[0\\].mixer.state' returned"):
+        m.run_with_hooks(x, [("layers[0].mixer.state", lambda v, n: v[:, :1])])
+
+
 def test_errors_are_python_exceptions():
     m = mixc.compile(stdlib("based"), d=16, vocab=20)
     with pytest.raises(KeyError, match="no node matches 'layers\\[9\\].block_input'"):
@@ -320,8 +417,6 @@ def test_hook_errors_name_the_node():
     m = mixc.compile(stdlib("based"), d=16, vocab=20)
     with pytest.raises(KeyError, match="no node matches 'layers\\[7\\].block_input'"):
         m.run_with_hooks(tokens(), [("layers[7].block_input", lambda v, n: None)])
-    with pytest.raises(KeyError, match="'layers\\[1\\].mixer.state' is a recurrent state"):
-        m.run_with_hooks(tokens(), [("layers[*].mixer.state", lambda v, n: None)])
     with pytest.raises(RuntimeError, match="the hook on 'embed' returned a Float tensor of shape \\[3, 1, 16\\]"):
         m.run_with_hooks(tokens(), [("embed", lambda v, n: v[:, :1])])
     with pytest.raises(TypeError, match="returned int, not a tensor or None"):

@@ -414,34 +414,95 @@ std::string Model::checkTokens(const at::Tensor &tokens) const {
 }
 
 namespace {
+/// `edit`'s replacement of a value (a node's, or every step's state), checked
+/// against it: undefined where the hook leaves it.
+at::Tensor hookReplacement(const Model::Options &options, const std::string &name, const at::Tensor &value) {
+  at::Tensor replaced = options.edit(name, value);
+  if (replaced.defined())
+    TORCH_CHECK(replaced.sizes() == value.sizes() && replaced.scalar_type() == value.scalar_type() &&
+                    replaced.device() == value.device(),
+                "the hook on '", name, "' returned a ", replaced.scalar_type(), " tensor of shape ", replaced.sizes(),
+                " on ", replaced.device(), "; the ", options.hookStates.count(name) ? "state's" : "node's",
+                " value is ", value.scalar_type(), " ", value.sizes(), " on ", value.device());
+  return replaced;
+}
+
 /// A node's value as later nodes read it: `edit`'s replacement where it
 /// gives one (checked against the value it replaces), then observed.
 void publish(const Model::Options &options, const std::string &name, at::Tensor &value) {
-  if (options.edit) {
-    at::Tensor replaced = options.edit(name, value);
-    if (replaced.defined()) {
-      TORCH_CHECK(replaced.sizes() == value.sizes() && replaced.scalar_type() == value.scalar_type() &&
-                      replaced.device() == value.device(),
-                  "the hook on '", name, "' returned a ", replaced.scalar_type(), " tensor of shape ",
-                  replaced.sizes(), " on ", replaced.device(), "; the node's value is ", value.scalar_type(), " ",
-                  value.sizes(), " on ", value.device());
+  if (options.edit)
+    if (at::Tensor replaced = hookReplacement(options, name, value); replaced.defined())
       value = replaced;
-    }
-  }
   if (options.observe)
     options.observe(name, value);
 }
-} // namespace
 
-namespace {
-/// Whether `options` read a state of `scan` or a value of its step.
+/// A built-in recurrence whose state `name` is hooked: run once capturing
+/// every step's state [rows, T, S], let the hook replace it, and run again
+/// with the one step of each row it changed edited (as `patch … state`).
+/// `capture`, when defined, receives the states of the run returned.
+Outputs runWithStateHook(const std::string &name, const Model::Options &options, int64_t rows, int64_t T,
+                         int64_t stateSize, const at::TensorOptions &like, const RecurrenceRun &run,
+                         const at::Tensor &capture) {
+  TORCH_CHECK(!at::GradMode::is_enabled(), "a hook on the recurrent state '", name,
+              "' runs without gradients (the recurrence's kernels keep none): call under torch.no_grad(), or write "
+              "the recurrence with `scan`");
+  StateAccess first;
+  first.capture = at::empty({rows, T, stateSize}, like.dtype(at::kFloat));
+  Outputs out = run(first, false);
+  // The hook sees a copy: one that edits it in place and returns None edits too.
+  at::Tensor replaced = first.capture.clone();
+  if (at::Tensor r = hookReplacement(options, name, replaced); r.defined())
+    replaced = r;
+  const at::Tensor changed = replaced.ne(first.capture).any(-1); // [rows, T]
+  if (!changed.any().item<bool>()) {
+    if (capture.defined())
+      capture.copy_(first.capture);
+    return out;
+  }
+  const at::Tensor perRow = changed.sum(1);
+  const int64_t worst = perRow.argmax().item<int64_t>();
+  TORCH_CHECK(perRow[worst].item<int64_t>() == 1, "the hook on '", name, "' changed row ", worst,
+              "'s state at ", perRow[worst].item<int64_t>(), " steps: a built-in recurrence takes one edited step a "
+              "row (edit one, or write the recurrence with `scan`, which takes any)");
+  StateAccess second;
+  second.capture = capture;
+  second.editPos = at::where(perRow > 0, changed.to(at::kLong).argmax(1), at::full_like(perRow, -1));
+  second.editValue = replaced.index({at::arange(rows, perRow.options()), second.editPos.clamp_min(0)}).contiguous();
+  second.editAdd = at::zeros({rows}, perRow.options().dtype(at::kInt));
+  return run(second, false);
+}
+
+/// A scan with hooked states: run once for every step's states, let each
+/// hook replace its state [B, T, S], and the steps it changed become
+/// overrides the second run carries on from (with gradients).
+std::vector<StateOverride> scanStateHooks(const graph::Node &scan, const Model::Options &options,
+                                          const std::vector<at::Tensor> &args, const ScanEdits &edits) {
+  std::vector<at::Tensor> states;
+  runScan(args, scan, edits, &states);
+  std::vector<StateOverride> overrides;
+  for (size_t k = 0; k < states.size(); ++k) {
+    const std::string &name = scan.bodyArgs[k].name;
+    if (!options.hookStates.count(name))
+      continue;
+    const at::Tensor flat = states[k].dim() > 2 ? states[k].flatten(2) : states[k].unsqueeze(-1); // [B, T, S]
+    at::Tensor replaced = flat.clone(); // edited in place, or replaced
+    if (at::Tensor r = hookReplacement(options, name, replaced); r.defined())
+      replaced = r;
+    overrides.push_back({k, replaced.ne(flat).any(-1), replaced.reshape(states[k].sizes())});
+  }
+  return overrides;
+}
+
+/// Whether `options` read or hook a state of `scan`, or read a value of its step.
 bool readsInsideScan(const graph::Node &scan, const Model::Options &options) {
-  if (!options.observe)
-    return false;
   const int64_t numStates = attrI(scan, "num_states");
   for (int64_t k = 0; k < numStates && k < static_cast<int64_t>(scan.bodyArgs.size()); ++k)
-    if (options.saveStates.count(scan.bodyArgs[k].name))
+    if ((options.observe && options.saveStates.count(scan.bodyArgs[k].name)) ||
+        (options.edit && options.hookStates.count(scan.bodyArgs[k].name)))
       return true;
+  if (!options.observe)
+    return false;
   for (const graph::Node &n : scan.body)
     if (options.saveStepValues.count(n.name))
       return true;
@@ -491,8 +552,11 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       // so its inputs are the reference loop's too.
       std::vector<at::Tensor> states;
       ScanReads reads{&options.saveStepValues, {}};
-      Outputs out = runScan(args, *s.node, ScanEdits{s.edits, options.interventions ? &*options.interventions : nullptr},
-                            readsScan ? &states : nullptr, readsScan ? &reads : nullptr);
+      const ScanEdits edits{s.edits, options.interventions ? &*options.interventions : nullptr};
+      const std::vector<StateOverride> overrides =
+          readsScan && options.edit ? scanStateHooks(*s.node, options, args, edits) : std::vector<StateOverride>{};
+      Outputs out = runScan(args, *s.node, edits, readsScan ? &states : nullptr, readsScan ? &reads : nullptr,
+                            overrides.empty() ? nullptr : &overrides);
       for (size_t r = 0; r < out.size(); ++r)
         values[s.region ? s.regionResults[r] : s.firstResult + static_cast<int>(r)] = std::move(out[r]);
       publish(options, s.node->name, values[s.region ? s.regionResults[0] : s.firstResult]);
@@ -500,7 +564,10 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       continue;
     }
     const bool saveState = s.stateName && options.observe && options.saveStates.count(*s.stateName);
-    if (s.edits || saveState) {
+    const bool hookState = s.stateName && options.edit && options.hookStates.count(*s.stateName);
+    if (s.edits || saveState || hookState) {
+      TORCH_CHECK(!(s.edits && hookState), "'", *s.stateName,
+                  "' is edited by the model's rewrite script and hooked: use one or the other");
       TORCH_CHECK(!s.edits || options.interventions, "node '", s.node->name,
                   "' has its state edited; run the model with `mixc intervene`");
       // A [B, T, ...] input gives the batch and sequence sizes (a region's
@@ -530,6 +597,8 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       if (s.edits) {
         out = runWithStateEdits(*s.edits, *options.interventions, rows, T, s.stateSize, args[row].options(), run,
                                 capture, rangeOf);
+      } else if (hookState) {
+        out = runWithStateHook(*s.stateName, options, rows, T, s.stateSize, args[row].options(), run, capture);
       } else {
         StateAccess access;
         access.capture = capture;

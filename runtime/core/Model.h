@@ -92,6 +92,14 @@ public:
     /// (same shape, dtype and device, or the forward fails naming the node);
     /// an undefined one leaves it. Python's hooks (run_with_hooks).
     std::function<at::Tensor(const std::string &, const at::Tensor &)> edit;
+    /// Recurrent states (a built-in recurrence's `state_name` or a scan's
+    /// state) also passed to `edit`, as [B, T, S] (every step's state): the
+    /// steps where the replacement differs are edited as `patch … state` at
+    /// that step (the state handed on; docs/protocol.md §6.1), the recurrence
+    /// carrying on from it. A built-in recurrence takes one edited step a
+    /// row and no gradients (its kernels keep none); a scan, any steps, with
+    /// gradients (its reference loop runs).
+    std::set<std::string> hookStates;
     /// Recurrent states (their `state_name`s) also passed to `observe`, as
     /// [B, T, S] (every step's state, after any edit; layouts in
     /// abi/StateLayout.h). Without gradients only.

@@ -94,7 +94,8 @@ at::Tensor applyEdit(const ActiveEdit &a, const at::Tensor &state, int64_t t) {
 } // namespace
 
 std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const graph::Node &scan,
-                                const ScanEdits &edits, std::vector<at::Tensor> *states, ScanReads *readOut) {
+                                const ScanEdits &edits, std::vector<at::Tensor> *states, ScanReads *readOut,
+                                const std::vector<StateOverride> *overrides) {
   const int64_t numStates = attrI(scan, "num_states");
   const std::vector<int64_t> &sliced = attrInts(scan, "sliced");
   at::Tensor sequence;
@@ -202,6 +203,12 @@ std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const gra
     // body computed it from the unedited state), so outputs from t + 1 change.
     for (const ActiveEdit &a : active)
       next[a.state] = applyEdit(a, next[a.state], t);
+    if (overrides)
+      for (const StateOverride &o : *overrides) {
+        std::vector<int64_t> rowShape(next[o.state].dim(), 1); // [B, 1, ...]: the row's flag over its state
+        rowShape[0] = B;
+        next[o.state] = at::where(o.changed.select(1, t).view(rowShape), o.value.select(1, t), next[o.state]);
+      }
     for (int64_t k = 0; k < static_cast<int64_t>(kept.size()); ++k)
       kept[k].push_back(next[k]);
     for (size_t j = 0; j < emitted.size(); ++j)
