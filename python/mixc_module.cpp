@@ -14,7 +14,9 @@
 #include "dsl/Rewrite.h"
 #include "runtime/core/Model.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/analysis/Experiment.h"
 #include "runtime/analysis/Intervene.h"
+#include "runtime/train/Batches.h"
 
 #include <filesystem>
 #include <torch/extension.h>
@@ -220,6 +222,38 @@ py::dict intervene(const std::string &run, const std::string &script, int64_t si
   return out;
 }
 
+/// A dataset's documents and roles as tensors (rows padded with PAD).
+py::dict datasetToPython(const mixc::tasks::Dataset &d) {
+  using mixc::train::int64Slice;
+  py::dict out;
+  out["tokens"] = mixc::train::int64Rows(d.tokens, 0, d.size(), d.seqLen);
+  out["length"] = int64Slice(d.length, 0, d.size());
+  out["readout"] = int64Slice(d.readout, 0, d.size());
+  out["answer"] = int64Slice(d.target, 0, d.size());
+  out["key"] = int64Slice(d.keyPos, 0, d.size()), out["value"] = int64Slice(d.valuePos, 0, d.size());
+  out["query"] = int64Slice(d.queryPos, 0, d.size()), out["divider"] = int64Slice(d.dividerPos, 0, d.size());
+  return out;
+}
+
+/// The run's task (mixc.task): train and test sets, and the corruption
+/// pairs `mixc intervene` uses on its first `size` test documents.
+py::dict taskOfRun(const std::string &run, const std::string &corrupt, int64_t size, uint64_t seed) {
+  mixc::analysis::RunTask t;
+  if (mixc::support::Status s = mixc::analysis::openRunTask(run, corrupt, size, seed, t); !s.isOk())
+    throw std::runtime_error("mixc: task of " + run + ": " + s.message());
+  py::dict pairs;
+  pairs["clean"] = t.pairs.source, pairs["corrupted"] = t.pairs.base;
+  pairs["answer"] = t.pairs.target, pairs["readout"] = t.pairs.readout;
+  for (const auto &[role, positions] : t.pairs.iv.roles) // positions; the answer's is answer_position
+    pairs[(role == "answer" ? "answer_position" : role).c_str()] = positions;
+  pairs["corrupt"] = corrupt;
+  py::dict out;
+  out["name"] = t.config.name, out["chance"] = t.config.chance(), out["vocab"] = t.config.vocabSize();
+  out["train"] = datasetToPython(t.data.train), out["test"] = datasetToPython(t.data.test);
+  out["pairs"] = pairs;
+  return out;
+}
+
 } // namespace
 
 PYBIND11_MODULE(_mixc, m) {
@@ -236,6 +270,7 @@ PYBIND11_MODULE(_mixc, m) {
   m.def("compile", &compileModel, py::arg("path"), py::arg("config"), py::arg("model"), py::arg("include"),
         py::arg("seed"));
   m.def("load", &loadRun, py::arg("run"));
+  m.def("task", &taskOfRun, py::arg("run"), py::arg("corrupt"), py::arg("size"), py::arg("seed"));
   m.def("intervene", &intervene, py::arg("run"), py::arg("script"), py::arg("size"), py::arg("out"),
         py::arg("save"));
 }

@@ -21,7 +21,7 @@ import torch  # loads LibTorch before the extension that links it
 
 from . import _mixc
 
-__all__ = ["Model", "compile", "load", "intervene", "names"]
+__all__ = ["Model", "compile", "load", "intervene", "names", "task", "patch"]
 
 
 class Model:
@@ -126,6 +126,48 @@ def intervene(run, script, size=320, out="", save=()):
     attrib.csv, per-example.csv and heatmap.svg to `out` (default:
     <run>/interventions/<script>), and activations.safetensors for `save`."""
     return _mixc.intervene(str(run), str(script), int(size), str(out), list(save))
+
+
+def task(run, corrupt="key", size=320, seed=42):
+    """The run's task as tensors: `name`, `chance`, `vocab`; `train` and
+    `test`, each a dict of tokens [N, L] (PAD after each document's length),
+    length, readout (the position whose logits predict the answer), answer,
+    and the positions of its roles (key, value, query, divider) [N]; and
+    `pairs`, the first `size` test documents as `mixc intervene` pairs them:
+    clean and corrupted [n, L'] (the key or the value in context replaced,
+    drawn with `seed` as the CLI draws them), answer (the token), readout,
+    the roles' positions and answer_position (the query's + 1)."""
+    return _mixc.task(str(run), str(corrupt), int(size), int(seed))
+
+
+def patch(model, base, source, node, positions, answer=None, readout=None):
+    """Runs `base` with `node`'s values (a name or pattern: every node or
+    recurrent state it matches) at `positions` ([B] int64, one per row)
+    taken from the run on `source`, as `patch NODE at P` in a .rw script
+    (for a state: the source's state at P is the one handed on). Returns
+    p(answer) at `readout` ([B] each) when `answer` is given, else the
+    logits [B, T, V]. A built-in recurrence's state is patched under
+    torch.no_grad()."""
+    if base.shape != source.shape:
+        raise ValueError(f"mixc.patch: base {tuple(base.shape)} and source {tuple(source.shape)} differ in shape")
+    positions = torch.as_tensor(positions, dtype=torch.int64)
+    if positions.shape != (base.shape[0],):
+        raise ValueError(f"mixc.patch: positions must be [B] = [{base.shape[0]}], got {tuple(positions.shape)}")
+    _, cache = model.run_with_cache(source, names=[node] if isinstance(node, str) else list(node))
+    rows = torch.arange(base.shape[0])
+
+    def take_source(value, name):
+        out = value.clone()
+        out[rows, positions] = cache[name][rows, positions]
+        return out
+
+    logits = model.run_with_hooks(base, [(name, take_source) for name in cache])
+    if answer is None:
+        return logits
+    if readout is None:
+        raise ValueError("mixc.patch: give `readout` (the position read in each row) with `answer`")
+    at = logits[rows, torch.as_tensor(readout, dtype=torch.int64)]  # [B, V]
+    return torch.softmax(at.double(), -1)[rows, torch.as_tensor(answer, dtype=torch.int64)]
 
 
 def names(model, **config):

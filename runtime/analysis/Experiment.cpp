@@ -23,4 +23,22 @@ DocumentChunk CorruptionExperiment::chunk(int64_t i, int64_t j) const {
   return documentChunk(data_.test, corrupted_, i, j, swap_);
 }
 
+support::Status openRunTask(const std::string &checkpointOrRun, const std::string &corrupt, int64_t size,
+                            uint64_t seed, RunTask &out) {
+  if (corrupt != "key" && corrupt != "value" && corrupt != "none")
+    return support::Status::failed("corrupt is key, value or none, got '" + corrupt + "'");
+  if (size < 1)
+    return support::Status::failed("size must be a positive number of test documents, got " + std::to_string(size));
+  train::Restored run;
+  std::string error;
+  if (!train::restore(checkpointOrRun, nullptr, run, error))
+    return support::Status::failed(error);
+  out.config = run.config.task;
+  if (support::Status loaded = tasks::loadTask(out.config, run.config.cacheDir, out.data); !loaded.isOk())
+    return loaded;
+  const int64_t docs = std::min<int64_t>(size, out.data.test.size());
+  out.pairs = documentChunk(out.data.test, corruptTokens(out.data.test, docs, corrupt, seed), 0, docs, false);
+  return support::Status::ok();
+}
+
 } // namespace mixc::analysis

@@ -47,6 +47,19 @@ private:
   bool swap_ = false;
 };
 
+/// A run's task and the corruption pairs its analyses use, for front ends
+/// that bring their own interventions (Python's mixc.task): the train and
+/// test sets, and test documents [0, size) with their twins corrupted as
+/// `corrupt` (key | value | none) says, drawn with `seed` as `mixc
+/// intervene` draws them (`pairs.source` clean, `pairs.base` corrupted).
+struct RunTask {
+  tasks::TaskConfig config;
+  tasks::TaskData data;
+  DocumentChunk pairs;
+};
+support::Status openRunTask(const std::string &checkpointOrRun, const std::string &corrupt, int64_t size,
+                            uint64_t seed, RunTask &out);
+
 } // namespace mixc::analysis
 
 #endif
