@@ -8,6 +8,7 @@ import json
 import os
 import struct
 import subprocess
+import sys
 
 import pytest
 import torch
@@ -458,3 +459,14 @@ def test_hook_errors_name_the_node():
         m.run_with_hooks(tokens(), [("embed", lambda v, n: 3)])
     with pytest.raises(TypeError, match="is not callable"):
         m.run_with_hooks(tokens(), [("embed", 3)])
+
+
+@pytest.mark.parametrize("script", ["quickstart.py", "state_patching.py"])
+def test_examples_run(run, script):
+    """The examples in examples/python/ run on a trained run as written."""
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(mixc.__file__)))
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "python", script), str(run)],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    want = "layers[1].block_input" if script == "quickstart.py" else "patch layers[1].mixer.state at key+k"
+    assert want in out.stdout, out.stdout
