@@ -7,6 +7,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace mixc::experiments {
 namespace fs = std::filesystem;
@@ -407,6 +409,56 @@ void boxPlot(const Sweep &s, const Grid &grid, std::map<std::string, std::vector
   md << "![Attrib per setting](plots/" << base << "-box.svg) (" << runs << " runs)\n\n";
 }
 
+/// A script swept over `offset` (positions after the corrupted key, e.g.
+/// mamba-internals.rw): per remaining coordinates (the label without its
+/// offset, e.g. "layer=0 node=conv"), Attrib against the offset, a line per
+/// group's best run (unkept cells are gaps).
+void offsetPlots(const Sweep &s, const Grid &grid, const std::string &sc,
+                 std::map<std::string, std::vector<Row>> &cellsOfScript, const fs::path &outDir,
+                 std::ostringstream &md) {
+  std::vector<std::string> panels;
+  std::set<long> offsets;
+  std::map<std::tuple<std::string, std::string, long>, double> attribOf; // (panel, group, offset)
+  for (const std::string &g : grid.groups)
+    for (const Row &r : cellsOfScript[get(grid.best.at(g), "cell")]) {
+      const std::string offset = get(r, "offset"), label = get(r, "intervention");
+      const size_t at = label.find("offset=" + offset);
+      if (offset.empty() || at == std::string::npos)
+        continue;
+      std::string panel = label.substr(0, at) + label.substr(at + 7 + offset.size());
+      panel = panel.substr(0, panel.find_last_not_of(' ') + 1);
+      if (std::find(panels.begin(), panels.end(), panel) == panels.end())
+        panels.push_back(panel);
+      const long k = std::stol(offset);
+      offsets.insert(k);
+      attribOf[{panel, g, k}] = get(r, "kept") == "1" ? number(r, "attrib") : NAN;
+    }
+  if (panels.empty())
+    return;
+  md << "Attrib against the offset from the corrupted key (best run of each):\n\n";
+  for (const std::string &panel : panels) {
+    support::LineChart c;
+    c.title = s.title + ": Attrib of " + panel + " at key+k";
+    c.xLabel = "position (offset k from the corrupted key)", c.yLabel = "Attrib";
+    for (long k : offsets)
+      c.xs.push_back("key+" + std::to_string(k));
+    for (const std::string &g : grid.groups) {
+      c.series.push_back(axesTitle(grid.groupAxes) + " = " + g);
+      c.values.emplace_back();
+      for (long k : offsets) {
+        auto it = attribOf.find({panel, g, k});
+        c.values.back().push_back(it == attribOf.end() ? NAN : it->second);
+      }
+    }
+    std::string file = s.name + "-" + sc + "-offset-";
+    for (char ch : panel)
+      file += std::isalnum(static_cast<unsigned char>(ch)) || ch == '=' ? ch : '_';
+    writeFileAtomically((outDir / "plots" / (file + ".svg")).string(), support::lineChart(c));
+    md << "![" << mdCell(panel) << "](plots/" << file << ".svg) ";
+  }
+  md << "\n\n";
+}
+
 /// One script's interventions: a row per group's best run (Attrib per cell,
 /// the mechanism it reads as), and the Attrib plots where every run has
 /// the layer's block-input cells.
@@ -483,6 +535,7 @@ void interventionSection(const Sweep &s, Grid &grid, const std::string &sc,
        << "-value-vs-query.svg) ![query vs key](plots/" << base << "-query-vs-key.svg)\n\n";
     boxPlot(s, grid, cellsOfScript, base, outDir, md);
   }
+  offsetPlots(s, grid, sc, cellsOfScript, outDir, md);
 }
 
 void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md) {
