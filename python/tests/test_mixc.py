@@ -361,7 +361,8 @@ def test_task_and_patch_reproduce_the_cli(run, tmp_path):
     """mixc.task's pairs are the CLI's documents, and mixc.patch on them gives
     the CLI's p_patched for a node and for a built-in recurrent state."""
     script = tmp_path / "cells.rw"
-    script.write_text("corrupt key\npatch layers[1].block_input at value\npatch layers[1].mixer.state at query\n")
+    script.write_text("corrupt key\npatch layers[1].block_input at value\npatch layers[1].mixer.state at query\n"
+                      "zero layers[1].block_input at value\n")
     cli = mixc.intervene(run, script, size=64, out=str(tmp_path / "cli"))
     t = mixc.task(run, size=64)
     assert t["name"] == "ar" and t["test"]["tokens"].shape[0] >= 64
@@ -383,8 +384,14 @@ def test_task_and_patch_reproduce_the_cli(run, tmp_path):
                           answer=pairs["answer"], readout=pairs["readout"])
         state = mixc.patch(m, pairs["corrupted"], pairs["clean"], "layers[1].mixer.state", pairs["query"],
                            answer=pairs["answer"], readout=pairs["readout"])
+        # A zero hook at a node is the script's `zero` (on the base run, the corrupted one).
+        def zero_at_value(value, name):
+            value[rows, pairs["value"]] = 0
+
+        zeroed = p_of(m.run_with_hooks(pairs["corrupted"], [("layers[1].block_input", zero_at_value)]))
     for got, want in ((p_clean.mean(), cli["p_clean"][0]), (p_corrupt.mean(), cli["p_corrupt"][0]),
-                      (node.mean(), cli["p_patched"][0]), (state.mean(), cli["p_patched"][1])):
+                      (node.mean(), cli["p_patched"][0]), (state.mean(), cli["p_patched"][1]),
+                      (zeroed.mean(), cli["p_patched"][2])):
         assert abs(got.item() - want) < 1e-5, (got.item(), want)
     # The patch shows (the tiny run has learned little: p moves by about 2e-3, 200 times the tolerance).
     assert abs(node.mean().item() - p_corrupt.mean().item()) > 1e-3
