@@ -15,6 +15,7 @@ The model runs on mixc's LibTorch runtime, the same LibTorch as Debian's
 python3-torch: logits are torch tensors, and gradients flow from them into
 `m.parameters()`.
 """
+import collections
 import contextlib
 
 import torch  # loads LibTorch before the extension that links it
@@ -80,6 +81,38 @@ class Model:
     def parameters(self):
         """Parameters and buffers by node name, in graph order (shared with the model)."""
         return dict(self._impl.parameters())
+
+    def named_parameters(self):
+        """(name, tensor) of each trainable tensor in graph order, as
+        nn.Module's: node names, shared with the model (an optimizer over
+        them trains it)."""
+        for name, t in self._impl.parameters():
+            if t.requires_grad:
+                yield name, t
+
+    def state_dict(self):
+        """Every parameter and buffer by node name, detached and sharing the
+        model's memory: the names and values `mixc export` writes."""
+        return collections.OrderedDict((name, t.detach()) for name, t in self._impl.parameters())
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copies tensors by node name into the model (e.g. a `mixc export`
+        safetensors file read as a dict). Shapes must match; with `strict`,
+        the names too, as nn.Module's. Returns (missing_keys, unexpected_keys)."""
+        own = dict(self._impl.parameters())
+        missing = [n for n in own if n not in state_dict]
+        unexpected = [n for n in state_dict if n not in own]
+        if strict and (missing or unexpected):
+            raise RuntimeError(f"mixc: load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
+        for name in own:
+            if name in state_dict and tuple(state_dict[name].shape) != tuple(own[name].shape):
+                raise RuntimeError(f"mixc: load_state_dict: '{name}' is {tuple(state_dict[name].shape)} in the "
+                                   f"state dict and {tuple(own[name].shape)} in the model")
+        with torch.no_grad():
+            for name, t in own.items():
+                if name in state_dict:
+                    t.copy_(state_dict[name])
+        return collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])(missing, unexpected)
 
     def names(self):
         return self._impl.names()

@@ -342,6 +342,30 @@ def test_load_has_the_runs_weights(run):
     assert params["wte"].requires_grad and params["wte"].grad is not None
 
 
+def test_state_dict_round_trips_through_export(run):
+    m = mixc.load(run)
+    subprocess.run([MIXC, "export", str(run)], check=True, stdout=subprocess.DEVNULL)
+    exported = read_safetensors(run / "weights.safetensors")
+    sd = m.state_dict()
+    assert list(sd) == [n for n, _ in m._impl.parameters()] and sorted(sd) == sorted(exported)
+    assert all(torch.equal(sd[n], exported[n]) for n in sd)
+    assert {n for n, _ in m.named_parameters()} == {n for n, t in m.parameters().items() if t.requires_grad}
+    # Another copy of the run, its weights wiped, takes the exported file back.
+    x = tokens(vocab=36)
+    other = mixc.load(run)
+    with torch.no_grad():
+        for t in other.parameters().values():
+            t.zero_()
+        assert not torch.equal(other(x), m(x))
+        keys = other.load_state_dict(exported)
+        assert keys.missing_keys == [] and keys.unexpected_keys == []
+        assert torch.equal(other(x), m(x))
+    with pytest.raises(RuntimeError, match="missing keys \\['wte'\\]"):
+        other.load_state_dict({n: t for n, t in exported.items() if n != "wte"})
+    with pytest.raises(RuntimeError, match="'wte' is \\(2, 2\\) in the state dict"):
+        other.load_state_dict(dict(exported, wte=torch.zeros(2, 2)))
+
+
 def test_intervene_matches_the_cli(run, tmp_path):
     script = os.path.join(ROOT, "examples", "interventions", "block-inputs.rw")
     table = mixc.intervene(run, script, size=64, out=tmp_path / "py")
