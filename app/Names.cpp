@@ -101,15 +101,10 @@ bool hookTargets(const graph::Graph &g, const std::vector<std::string> &patterns
         }
         nodesPerPattern[i].push_back(p.name);
       }
-    for (const auto &[inner, scan] : scanOf)
-      if (dsl::matchesPattern(patterns[i], inner)) {
-        // The loop runs a step at a time: a hook on [B, T, ...] cannot feed
-        // step t's edit into step t + 1.
-        error = "'" + inner + "' is a value inside the step of scan '" + scan +
-                "': hooks act on nodes outside a scan's step for now (read it with run_with_cache; "
-                "patch it at a step with a .rw script)";
-        return false;
-      }
+    for (const NamedPoint &p : points) // values inside a scan's step: per-row ones (marked intervene)
+      if (scanOf.count(p.name) && std::count(p.actions.begin(), p.actions.end(), "intervene") &&
+          dsl::matchesPattern(patterns[i], p.name))
+        nodesPerPattern[i].push_back(p.name);
     for (const std::string &name : hookable)
       if (dsl::matchesPattern(patterns[i], name))
         nodesPerPattern[i].push_back(name);

@@ -35,9 +35,8 @@ std::string formatNamedPoints(const std::vector<NamedPoint> &points);
 /// The nodes and recurrent states each hook pattern names (a name, or a
 /// pattern such as `layers[*].block_input`), in graph order: nodes
 /// `namedPoints` marks `intervene`, states it marks `intervene`. False with
-/// `error` for a pattern that matches none (with the nearest name), a state
-/// that cannot be edited, or a value inside a scan's step (not yet
-/// hookable: read it with run_with_cache, patch it with a .rw script).
+/// `error` for a pattern that matches none (with the nearest name) or a
+/// state that cannot be edited. Values inside a scan's step are included.
 bool hookTargets(const graph::Graph &g, const std::vector<std::string> &patterns,
                  std::vector<std::vector<std::string>> &nodesPerPattern, std::string &error);
 

@@ -105,6 +105,10 @@ struct PyModel {
     for (const mixc::app::NamedPoint &p : mixc::app::namedPoints(get().graph()))
       if (p.kind == "state" && fnsOf.count(p.name))
         o.hookStates.insert(p.name);
+    for (const mixc::graph::Node &n : get().graph().nodes) // values inside a scan's step
+      for (const mixc::graph::Node &inner : n.body)
+        if (fnsOf.count(inner.name))
+          o.hookStepValues.insert(inner.name);
     o.edit = [&](const std::string &name, const at::Tensor &value) {
       auto it = fnsOf.find(name);
       if (it == fnsOf.end())

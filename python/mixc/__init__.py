@@ -48,9 +48,10 @@ class Model:
         edited as `patch ... state` at that step in a .rw script (the state
         handed on; the recurrence carries on from it). A DSL scan's states
         take any steps, with gradients; a built-in recurrence's (Mamba's,
-        DeltaNet's, Based's) one step a row, under torch.no_grad(). Values
-        inside a scan's step cannot be hooked yet. Gradients flow through
-        the hooks' results."""
+        DeltaNet's, Based's) one step a row, under torch.no_grad(). A value
+        inside a scan's step (`layers[0].mixer.scan.o`) is hooked as
+        [B, T, ...]: an edited step's value is what the rest of that step
+        reads. Gradients flow through the hooks' results."""
         return self._impl.run_with_hooks(tokens, _hook_list(fwd_hooks))
 
     @contextlib.contextmanager

@@ -165,10 +165,33 @@ def test_scan_states_and_step_values_in_the_cache(name):
     assert grad != 0 and abs((plus - minus) / (2 * eps) - grad) <= 2e-2 * abs(grad) + 1e-3, (grad, plus, minus)
 
 
-def test_scan_step_values_cannot_be_hooked_yet():
+def test_scan_step_value_hooks_feed_the_rest_of_the_step():
+    """A hook on a value inside GLA's step (the `add` that is the new state
+    S_t) at step p: the step's own output reads the edit, and so do the
+    later steps (as a built-in recurrence's state edit: checked against the
+    same loop below)."""
     m = mixc.compile(stdlib("gla"), d=16, vocab=20)
-    with pytest.raises(KeyError, match="is a value inside the step of scan 'layers\\[0\\].mixer.scan'"):
-        m.run_with_hooks(tokens(), [("layers[0].mixer.scan.o", lambda v, n: 0 * v)])
+    x, p = tokens(), 4
+    L = "layers[0].mixer."
+    new_state = next(n["name"] for n in mixc.names(m) if n["name"].startswith(L + "scan.") and n["op"] == "add")
+    with torch.no_grad():
+        _, c = m.run_with_cache(x, names=[L + n for n in ("k", "v", "q_scaled", "alpha")])
+    seen = {}
+
+    def zero_at_p(value, name):
+        assert name == new_state and value.shape[:2] == x.shape
+        out = value.clone()
+        out[:, p] = 0
+        return out
+
+    def keep(value, name):
+        seen[name] = value.detach()
+
+    m.run_with_hooks(x, [(new_state, zero_at_p), (L + "o", keep)])
+    want = outputs_with_state_zeroed("gla", c, p, built_in=True)
+    assert torch.allclose(seen[L + "o"].double(), want, atol=1e-5)
+    # Identity: bit-equal logits.
+    assert torch.equal(m.run_with_hooks(x, [(new_state, lambda v, n: None)]), m(x))
 
 
 def outputs_with_state_zeroed(name, c, p, built_in):

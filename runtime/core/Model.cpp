@@ -473,24 +473,36 @@ Outputs runWithStateHook(const std::string &name, const Model::Options &options,
   return run(second, false);
 }
 
-/// A scan with hooked states: run once for every step's states, let each
-/// hook replace its state [B, T, S], and the steps it changed become
-/// overrides the second run carries on from (with gradients).
-std::vector<StateOverride> scanStateHooks(const graph::Node &scan, const Model::Options &options,
-                                          const std::vector<at::Tensor> &args, const ScanEdits &edits) {
+/// A scan with hooked states or step values: run once for every step's
+/// states and values, let each hook replace its [B, T, ...], and the steps
+/// it changed become overrides the second run carries on from (with
+/// gradients).
+std::vector<StepOverride> scanHooks(const graph::Node &scan, const Model::Options &options,
+                                    const std::vector<at::Tensor> &args, const ScanEdits &edits) {
   std::vector<at::Tensor> states;
-  runScan(args, scan, edits, &states);
-  std::vector<StateOverride> overrides;
-  for (size_t k = 0; k < states.size(); ++k) {
-    const std::string &name = scan.bodyArgs[k].name;
-    if (!options.hookStates.count(name))
-      continue;
-    const at::Tensor flat = states[k].dim() > 2 ? states[k].flatten(2) : states[k].unsqueeze(-1); // [B, T, S]
-    at::Tensor replaced = flat.clone(); // edited in place, or replaced
+  ScanReads reads{&options.hookStepValues, {}};
+  runScan(args, scan, edits, &states, &reads);
+  std::vector<StepOverride> overrides;
+  // The hook sees a copy (edited in place, or replaced); a state as [B, T, S].
+  auto hooked = [&](const std::string &name, const at::Tensor &seen, const at::Tensor &original) {
+    at::Tensor replaced = seen.clone();
     if (at::Tensor r = hookReplacement(options, name, replaced); r.defined())
       replaced = r;
-    overrides.push_back({k, replaced.ne(flat).any(-1), replaced.reshape(states[k].sizes())});
-  }
+    const at::Tensor differs = replaced.ne(seen);
+    const at::Tensor changed = differs.dim() > 2 ? differs.flatten(2).any(-1) : differs; // [B, T]
+    return std::make_pair(changed, replaced.reshape(original.sizes()));
+  };
+  for (size_t k = 0; k < states.size(); ++k)
+    if (options.hookStates.count(scan.bodyArgs[k].name)) {
+      const at::Tensor flat = states[k].dim() > 2 ? states[k].flatten(2) : states[k].unsqueeze(-1); // [B, T, S]
+      auto [changed, value] = hooked(scan.bodyArgs[k].name, flat, states[k]);
+      overrides.push_back({StepOverride::State, k, changed, value});
+    }
+  for (size_t k = 0; k < scan.body.size(); ++k)
+    if (auto it = reads.values.find(scan.body[k].name); it != reads.values.end()) {
+      auto [changed, value] = hooked(scan.body[k].name, it->second, it->second);
+      overrides.push_back({StepOverride::Value, k, changed, value});
+    }
   return overrides;
 }
 
@@ -501,10 +513,9 @@ bool readsInsideScan(const graph::Node &scan, const Model::Options &options) {
     if ((options.observe && options.saveStates.count(scan.bodyArgs[k].name)) ||
         (options.edit && options.hookStates.count(scan.bodyArgs[k].name)))
       return true;
-  if (!options.observe)
-    return false;
   for (const graph::Node &n : scan.body)
-    if (options.saveStepValues.count(n.name))
+    if ((options.observe && options.saveStepValues.count(n.name)) ||
+        (options.edit && options.hookStepValues.count(n.name)))
       return true;
   return false;
 }
@@ -553,8 +564,8 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       std::vector<at::Tensor> states;
       ScanReads reads{&options.saveStepValues, {}};
       const ScanEdits edits{s.edits, options.interventions ? &*options.interventions : nullptr};
-      const std::vector<StateOverride> overrides =
-          readsScan && options.edit ? scanStateHooks(*s.node, options, args, edits) : std::vector<StateOverride>{};
+      const std::vector<StepOverride> overrides =
+          readsScan && options.edit ? scanHooks(*s.node, options, args, edits) : std::vector<StepOverride>{};
       Outputs out = runScan(args, *s.node, edits, readsScan ? &states : nullptr, readsScan ? &reads : nullptr,
                             overrides.empty() ? nullptr : &overrides);
       for (size_t r = 0; r < out.size(); ++r)

@@ -100,6 +100,11 @@ public:
     /// row and no gradients (its kernels keep none); a scan, any steps, with
     /// gradients (its reference loop runs).
     std::set<std::string> hookStates;
+    /// Values inside a `scan`'s step also passed to `edit`, as [B, T, ...]
+    /// (every step's value): the steps where the replacement differs take
+    /// it, the rest of the step and the later steps reading it (the scan's
+    /// reference loop runs, with gradients).
+    std::set<std::string> hookStepValues;
     /// Recurrent states (their `state_name`s) also passed to `observe`, as
     /// [B, T, S] (every step's state, after any edit; layouts in
     /// abi/StateLayout.h). Without gradients only.

@@ -93,9 +93,18 @@ at::Tensor applyEdit(const ActiveEdit &a, const at::Tensor &state, int64_t t) {
 }
 } // namespace
 
+namespace {
+/// Step t's `current` [B, ...] with the rows the override changed replaced.
+at::Tensor overridden(const StepOverride &o, int64_t t, const at::Tensor &current) {
+  std::vector<int64_t> rowShape(current.dim(), 1); // [B, 1, ...]: each row's flag over its value
+  rowShape[0] = current.size(0);
+  return at::where(o.changed.select(1, t).view(rowShape), o.value.select(1, t), current);
+}
+} // namespace
+
 std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const graph::Node &scan,
                                 const ScanEdits &edits, std::vector<at::Tensor> *states, ScanReads *readOut,
-                                const std::vector<StateOverride> *overrides) {
+                                const std::vector<StepOverride> *overrides) {
   const int64_t numStates = attrI(scan, "num_states");
   const std::vector<int64_t> &sliced = attrInts(scan, "sliced");
   at::Tensor sequence;
@@ -193,6 +202,10 @@ std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const gra
         for (size_t r = 0; r < out.size(); ++r)
           values[firstResult[k] + r] = std::move(out[r]);
       }
+      if (overrides)
+        for (const StepOverride &o : *overrides)
+          if (o.kind == StepOverride::Value && o.index == k)
+            values[firstResult[k]] = overridden(o, t, values[firstResult[k]]);
       if (isRead[k])
         readSteps[k].push_back(values[firstResult[k]]);
     }
@@ -204,11 +217,9 @@ std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const gra
     for (const ActiveEdit &a : active)
       next[a.state] = applyEdit(a, next[a.state], t);
     if (overrides)
-      for (const StateOverride &o : *overrides) {
-        std::vector<int64_t> rowShape(next[o.state].dim(), 1); // [B, 1, ...]: the row's flag over its state
-        rowShape[0] = B;
-        next[o.state] = at::where(o.changed.select(1, t).view(rowShape), o.value.select(1, t), next[o.state]);
-      }
+      for (const StepOverride &o : *overrides)
+        if (o.kind == StepOverride::State)
+          next[o.index] = overridden(o, t, next[o.index]);
     for (int64_t k = 0; k < static_cast<int64_t>(kept.size()); ++k)
       kept[k].push_back(next[k]);
     for (size_t j = 0; j < emitted.size(); ++j)

@@ -60,22 +60,25 @@ struct ScanReads {
   std::map<std::string, at::Tensor> values; // filled by runScan
 };
 
-/// A state replaced where a hook changed it (Python's run_with_hooks): at
-/// each step t, the rows where `changed[:, t]` hand on `value[:, t]` as the
-/// state ([B, T] bool, [B, T, ...] as the state); the recurrence carries on
-/// from it, as after a `patch … state` edit. Differentiable in `value`.
-struct StateOverride {
-  size_t state;
+/// A state or a value of the step replaced where a hook changed it
+/// (Python's run_with_hooks): at each step t, the rows where `changed[:, t]`
+/// take `value[:, t]` ([B, T] bool; [B, T, ...] as the state or the value).
+/// A state's is the state handed on, as after a `patch … state` edit; a
+/// value's is what the rest of the step reads. The recurrence carries on
+/// from either. Differentiable in `value`.
+struct StepOverride {
+  enum Kind { State, Value } kind;
+  size_t index; // the state's (in bodyArgs) or the body node's
   at::Tensor changed, value;
 };
 
 /// The scan's emitted values over time, one [B, T, ...] tensor each. With
 /// `states`, also every step's states (after any edit), [B, T, ...] each;
-/// with `reads`, the step values it names; with `overrides`, states
-/// replaced where a hook changed them.
+/// with `reads`, the step values it names; with `overrides`, states and
+/// step values replaced where a hook changed them.
 std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const graph::Node &scan,
                                 const ScanEdits &edits = {}, std::vector<at::Tensor> *states = nullptr,
-                                ScanReads *reads = nullptr, const std::vector<StateOverride> *overrides = nullptr);
+                                ScanReads *reads = nullptr, const std::vector<StepOverride> *overrides = nullptr);
 
 } // namespace mixc::rt
 
