@@ -199,6 +199,14 @@ void whisker(std::ostringstream &s, double x, double yLo, double yHi, double cap
     << x - cap << "," << yHi << " H" << x + cap << "' stroke='#333' stroke-width='1' fill='none'/>\n";
 }
 
+/// A dashed horizontal line at height y from x0 to the right edge, named at
+/// its right end (e.g. chance): the bar and line charts' reference line.
+void referenceLine(std::ostringstream &s, double x0, int width, double y, const std::string &label) {
+  s << "<line x1='" << x0 << "' x2='" << width - 10 << "' y1='" << y << "' y2='" << y
+    << "' stroke='#c00' stroke-dasharray='5,3'/>\n<text x='" << width - 12 << "' y='" << y - 3
+    << "' font-size='9' fill='#c00' text-anchor='end'>" << escape(label) << "</text>\n";
+}
+
 double at(const std::vector<std::vector<double>> &m, size_t k, size_t c) {
   return k < m.size() && c < m[k].size() ? m[k][c] : NAN;
 }
@@ -247,12 +255,8 @@ std::string barChart(const BarChart &b) {
       if (std::isfinite(lo) && std::isfinite(hi))
         whisker(s, x + (g.slotW - 2) / 2.0, a.y(lo), a.y(hi), 3);
     }
-  if (std::isfinite(b.reference)) {
-    const double y = a.y(b.reference);
-    s << "<line x1='" << g.x0 << "' x2='" << g.width - 10 << "' y1='" << y << "' y2='" << y
-      << "' stroke='#c00' stroke-dasharray='5,3'/>\n<text x='" << g.width - 12 << "' y='" << y - 3
-      << "' font-size='9' fill='#c00' text-anchor='end'>" << escape(b.referenceLabel) << "</text>\n";
-  }
+  if (std::isfinite(b.reference))
+    referenceLine(s, g.x0, g.width, a.y(b.reference), b.referenceLabel);
   flowLegend(s, b.series, legendY, g.width);
   s << "</svg>\n";
   return s.str();
@@ -380,12 +384,8 @@ std::string lineChart(const LineChart &chart) {
         << ">\n";
     }
   }
-  if (std::isfinite(chart.reference)) {
-    const double y = Y(chart.reference);
-    s << "<line x1='" << x0 << "' x2='" << width - 10 << "' y1='" << y << "' y2='" << y
-      << "' stroke='#c00' stroke-dasharray='5,3'/>\n<text x='" << width - 12 << "' y='" << y - 3
-      << "' font-size='9' fill='#c00' text-anchor='end'>" << escape(chart.referenceLabel) << "</text>\n";
-  }
+  if (std::isfinite(chart.reference))
+    referenceLine(s, x0, width, Y(chart.reference), chart.referenceLabel);
   const int legendY = y0 + plotH + 52;
   legend(s, series, legendY, true, width);
   for (size_t k = 0; k < kinds.size(); ++k) {

@@ -473,6 +473,12 @@ Outputs runWithStateHook(const std::string &name, const Model::Options &options,
   return run(second, false);
 }
 
+/// A scan's state over time [B, T, ...] as [B, T, S]: its floats in
+/// row-major order, the layout `mixc names` prints.
+at::Tensor stateRows(const at::Tensor &state) {
+  return state.dim() > 2 ? state.flatten(2) : state.unsqueeze(-1);
+}
+
 /// A scan with hooked states or step values: run once for every step's
 /// states and values, let each hook replace its [B, T, ...], and the steps
 /// it changed become overrides the second run carries on from (with
@@ -494,8 +500,7 @@ std::vector<StepOverride> scanHooks(const graph::Node &scan, const Model::Option
   };
   for (size_t k = 0; k < states.size(); ++k)
     if (options.hookStates.count(scan.bodyArgs[k].name)) {
-      const at::Tensor flat = states[k].dim() > 2 ? states[k].flatten(2) : states[k].unsqueeze(-1); // [B, T, S]
-      auto [changed, value] = hooked(scan.bodyArgs[k].name, flat, states[k]);
+      auto [changed, value] = hooked(scan.bodyArgs[k].name, stateRows(states[k]), states[k]);
       overrides.push_back({StepOverride::State, k, changed, value});
     }
   for (size_t k = 0; k < scan.body.size(); ++k)
@@ -520,13 +525,12 @@ bool readsInsideScan(const graph::Node &scan, const Model::Options &options) {
   return false;
 }
 
-/// The scan's states read ([B, T, S]: each state's floats in row-major
-/// order, as `mixc names` lays them out) and its step values, observed.
+/// The scan's states read (as stateRows) and its step values, observed.
 void observeScanReads(const graph::Node &scan, const Model::Options &options, const std::vector<at::Tensor> &states,
                       const ScanReads &reads) {
   for (size_t k = 0; k < states.size(); ++k)
     if (options.saveStates.count(scan.bodyArgs[k].name))
-      options.observe(scan.bodyArgs[k].name, states[k].dim() > 2 ? states[k].flatten(2) : states[k].unsqueeze(-1));
+      options.observe(scan.bodyArgs[k].name, stateRows(states[k]));
   for (const graph::Node &n : scan.body) // in step order
     if (auto it = reads.values.find(n.name); it != reads.values.end())
       options.observe(n.name, it->second);

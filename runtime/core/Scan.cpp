@@ -195,9 +195,9 @@ std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const gra
       std::vector<at::Tensor> in;
       for (size_t s : reads[k])
         in.push_back(values[s]);
-      if (valueEdits[k]) // patch / ablate of a step value: its cell's rows at step P
+      if (valueEdits[k]) { // patch / ablate of a step value: its cell's rows at step P
         values[firstResult[k]] = valueEdits[k]->first < 0 ? in[0] : applyEdit(*valueEdits[k], in[0], t);
-      if (!valueEdits[k]) {
+      } else {
         std::vector<at::Tensor> out = runPrimitive(scan.body[k], in);
         for (size_t r = 0; r < out.size(); ++r)
           values[firstResult[k] + r] = std::move(out[r]);
