@@ -183,9 +183,42 @@ py::list pointsToPython(const std::vector<mixc::app::NamedPoint> &points) {
   return out;
 }
 
+/// The caller's documents (a dict as mixc.task's "pairs") as the library's
+/// restore-order chunk; a key it does not know is an error, not ignored.
+std::shared_ptr<const mixc::analysis::DocumentChunk> pairsFromPython(const py::dict &pairs) {
+  auto chunk = std::make_shared<mixc::analysis::DocumentChunk>();
+  static const std::map<std::string, std::string> roles = {
+      {"key", "key"}, {"value", "value"}, {"query", "query"}, {"divider", "divider"}, {"answer_position", "answer"}};
+  for (const auto &[k, v] : pairs) {
+    const std::string key = py::str(k);
+    if (key == "corrupt") // mixc.task's note of how its pairs were drawn
+      continue;
+    if (!THPVariable_Check(v.ptr()))
+      throw py::type_error("mixc: pairs['" + key + "'] must be a tensor");
+    at::Tensor t = v.cast<at::Tensor>();
+    if (key == "clean")
+      chunk->source = t;
+    else if (key == "corrupted")
+      chunk->base = t;
+    else if (key == "readout")
+      chunk->readout = t;
+    else if (key == "answer")
+      chunk->target = t;
+    else if (auto r = roles.find(key); r != roles.end())
+      chunk->iv.roles[r->second] = t;
+    else
+      throw py::key_error("mixc: pairs has no key '" + key +
+                          "' (clean, corrupted, answer, readout, and the roles key, value, query, divider, "
+                          "answer_position)");
+  }
+  chunk->m = chunk->source.defined() ? chunk->source.size(0) : 0;
+  chunk->iv.docs = chunk->m;
+  return chunk;
+}
+
 /// The Attrib table of `script` on the run, as columns (dict of lists).
 py::dict intervene(const std::string &run, const std::string &script, int64_t size, const std::string &outDir,
-                   const std::vector<std::string> &save) {
+                   const std::vector<std::string> &save, const py::object &pairs) {
   // As `mixc intervene`: the run opened with the script applied (app/Scripts.h).
   mixc::app::ScriptRun opened;
   std::ostringstream err;
@@ -199,6 +232,8 @@ py::dict intervene(const std::string &run, const std::string &script, int64_t si
   opts.script = script;
   opts.size = size;
   opts.quiet = true;
+  if (!pairs.is_none())
+    opts.pairs = pairsFromPython(pairs.cast<py::dict>());
   // The same resolution and checks as `mixc intervene --save` (patterns;
   // a name that matches nothing is an error, not an empty file).
   if (std::string error; !mixc::analysis::resolveSaveNames(save, rewritten.graph, opts.save, error))
@@ -276,5 +311,5 @@ PYBIND11_MODULE(_mixc, m) {
   m.def("load", &loadRun, py::arg("run"));
   m.def("task", &taskOfRun, py::arg("run"), py::arg("corrupt"), py::arg("size"), py::arg("seed"));
   m.def("intervene", &intervene, py::arg("run"), py::arg("script"), py::arg("size"), py::arg("out"),
-        py::arg("save"));
+        py::arg("save"), py::arg("pairs"));
 }

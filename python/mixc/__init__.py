@@ -153,13 +153,22 @@ def load(run):
     return Model(_mixc.load(str(run)))
 
 
-def intervene(run, script, size=320, out="", save=()):
+def intervene(run, script, size=320, out="", save=(), pairs=None):
     """Runs a .rw script on a trained run; returns its Attrib table as a
     dict of lists (label, p_clean, p_corrupt, p_patched, attrib, attrib_lo,
     attrib_hi, kept), plus `readout` and the printed `report`. Also writes
     attrib.csv, per-example.csv and heatmap.svg to `out` (default:
-    <run>/interventions/<script>), and activations.safetensors for `save`."""
-    return _mixc.intervene(str(run), str(script), int(size), str(out), list(save))
+    <run>/interventions/<script>), and activations.safetensors for `save`.
+
+    `pairs` runs the script on your own documents instead of the first
+    `size` test documents: a dict as mixc.task(run)["pairs"] — clean and
+    corrupted int64 [n, T] (pad after each document; the models are
+    causal), answer and readout [n], and the positions [n] of the roles the
+    script names (key, value, query, divider, answer_position). The
+    script's `corrupt` line is then not used (your corrupted documents are
+    the corruption); `swap` still exchanges clean and corrupted. With
+    `pairs`, files are written only to `out`."""
+    return _mixc.intervene(str(run), str(script), int(size), str(out), list(save), pairs)
 
 
 def task(run, corrupt="key", size=320, seed=42):

@@ -446,6 +446,57 @@ def test_task_and_patch_reproduce_the_cli(run, tmp_path):
         mixc.task(run, corrupt="query")
 
 
+def test_intervene_on_your_own_pairs(run, tmp_path):
+    """mixc.intervene(pairs=) runs a script on the caller's documents: the
+    task's own pairs give the CLI's table; value-corrupted pairs under a
+    key script give the CLI's table of the value-corrupting script (the
+    pairs are the corruption, the script's `corrupt` line is not used)."""
+    key_script = tmp_path / "key.rw"
+    key_script.write_text("corrupt key\nreadout logit_diff\nsweep layer in 0..2, position in {key, value, query}: "
+                          "patch layers[$layer].block_input at $position\n")
+    value_script = tmp_path / "value.rw"
+    value_script.write_text("corrupt value\nreadout logit_diff\nsweep layer in 0..2, position in {key, value, query}: "
+                          "patch layers[$layer].block_input at $position\n")
+    before = set(os.listdir(run / "interventions")) if os.path.isdir(run / "interventions") else set()
+    for script, corrupt in ((key_script, "key"), (value_script, "value")):
+        subprocess.run([MIXC, "intervene", str(run), str(script), "--size", "48", "--out", str(tmp_path / corrupt)],
+                       check=True, stdout=subprocess.DEVNULL)
+        rows = list(csv.DictReader(open(tmp_path / corrupt / "attrib.csv")))
+        pairs = mixc.task(run, corrupt=corrupt, size=48)["pairs"]
+        table = mixc.intervene(run, key_script, pairs=pairs)
+        assert table["label"] == [r["label"] for r in rows]
+        assert any(r["kept"] == "1" for r in rows)
+        for i, r in enumerate(rows):
+            for col in ("p_clean", "p_corrupt", "p_patched"):
+                assert abs(table[col][i] - float(r[col])) < 1e-5, (corrupt, r["label"], col)
+            if r["kept"] == "1":
+                for col in ("attrib", "attrib_lo", "attrib_hi"):
+                    assert abs(table[col][i] - float(r[col])) < 1e-5, (corrupt, r["label"], col)
+    # Nothing was written into the run's folder (it holds the task's tables).
+    after = set(os.listdir(run / "interventions")) if os.path.isdir(run / "interventions") else set()
+    assert after == before
+    # A smaller set of documents of one's own: the first 8 rows, their means by hand.
+    pairs = mixc.task(run, size=48)["pairs"]
+    few = {k: (v[:8] if torch.is_tensor(v) else v) for k, v in pairs.items()}
+    table = mixc.intervene(run, key_script, pairs=few, out=tmp_path / "few")
+    per_doc = list(csv.DictReader(open(tmp_path / "few" / "per-example.csv")))
+    assert len(per_doc) == 8
+    m = mixc.load(run)
+    with torch.no_grad():
+        rows8 = torch.arange(8)
+        p = torch.softmax(m(few["clean"])[rows8, few["readout"]].double(), -1)[rows8, few["answer"]]
+    assert abs(p.mean().item() - table["p_clean"][0]) < 1e-5
+    # Errors name what is wrong.
+    with pytest.raises(KeyError, match="pairs has no key 'tokens'"):
+        mixc.intervene(run, key_script, pairs=dict(few, tokens=few["clean"]))
+    with pytest.raises(RuntimeError, match="readout must lie in"):
+        mixc.intervene(run, key_script, pairs=dict(few, readout=few["readout"] + 100))
+    with pytest.raises(RuntimeError, match="differ in shape"):
+        mixc.intervene(run, key_script, pairs=dict(few, corrupted=few["corrupted"][:, :-1]))
+    with pytest.raises(RuntimeError, match="needs an output folder"):
+        mixc.intervene(run, key_script, pairs=few, save=["layers[0].block_input"])
+
+
 def test_intervene_validates_as_the_cli(run, tmp_path):
     # The library checks what the CLI checks: size=0 wrote a NaN table, a
     # save name that matches nothing wrote an empty file.

@@ -19,8 +19,22 @@ support::Status CorruptionExperiment::open(const std::string &checkpoint, const 
   return support::Status::ok();
 }
 
+support::Status CorruptionExperiment::open(const std::string &checkpoint, const graph::Graph &graph,
+                                           const InterveneSpec &spec, std::shared_ptr<const kernels::Library> kernels,
+                                           std::shared_ptr<const DocumentChunk> pairs) {
+  std::string error;
+  if (!train::restore(checkpoint, &graph, run_, error, std::move(kernels)))
+    return support::Status::failed(error);
+  if (std::string why = checkPairs(*pairs, *run_.model); !why.empty())
+    return support::Status::failed(why);
+  pairs_ = std::move(pairs);
+  docs_ = pairs_->source.size(0);
+  swap_ = spec.swap;
+  return support::Status::ok();
+}
+
 DocumentChunk CorruptionExperiment::chunk(int64_t i, int64_t j) const {
-  return documentChunk(data_.test, corrupted_, i, j, swap_);
+  return pairs_ ? sliceChunk(*pairs_, i, j, swap_) : documentChunk(data_.test, corrupted_, i, j, swap_);
 }
 
 support::Status openRunTask(const std::string &checkpointOrRun, const std::string &corrupt, int64_t size,

@@ -30,12 +30,18 @@ public:
   /// their twins corrupted as `spec` says, with `seed`.
   support::Status open(const std::string &checkpoint, const graph::Graph &graph, const InterveneSpec &spec,
                        std::shared_ptr<const kernels::Library> kernels, int64_t size, uint64_t seed);
+  /// The same, with the caller's documents (`pairs`, restore order; checked
+  /// with checkPairs) instead of the task's test set.
+  support::Status open(const std::string &checkpoint, const graph::Graph &graph, const InterveneSpec &spec,
+                       std::shared_ptr<const kernels::Library> kernels, std::shared_ptr<const DocumentChunk> pairs);
 
   rt::Model &model() { return *run_.model; }
   const train::TrainConfig &config() const { return run_.config; }
   const tasks::TaskData &data() const { return data_; }
   /// The test documents in the experiment.
   int64_t docs() const { return docs_; }
+  /// The longest document's tokens.
+  int64_t seqLen() const { return pairs_ ? pairs_->source.size(1) : data_.test.seqLen; }
   /// Test documents [i, j) as one batch: source and base tokens, readouts, roles.
   DocumentChunk chunk(int64_t i, int64_t j) const;
 
@@ -44,6 +50,7 @@ private:
   tasks::TaskData data_;
   int64_t docs_ = 0;
   std::vector<int32_t> corrupted_;
+  std::shared_ptr<const DocumentChunk> pairs_; // the caller's documents, if any
   bool swap_ = false;
 };
 

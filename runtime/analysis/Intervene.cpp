@@ -78,6 +78,58 @@ DocumentChunk documentChunk(const tasks::Dataset &d, const std::vector<int32_t> 
   return k;
 }
 
+DocumentChunk sliceChunk(const DocumentChunk &pairs, int64_t i, int64_t j, bool swap) {
+  DocumentChunk k;
+  k.m = j - i;
+  at::Tensor clean = pairs.source.slice(0, i, j), corrupt = pairs.base.slice(0, i, j);
+  k.base = swap ? clean : corrupt, k.source = swap ? corrupt : clean;
+  k.readout = pairs.readout.slice(0, i, j), k.target = pairs.target.slice(0, i, j);
+  k.iv.docs = k.m;
+  for (const auto &[role, positions] : pairs.iv.roles)
+    k.iv.roles[role] = positions.slice(0, i, j);
+  return k;
+}
+
+namespace {
+std::string shapeOf(const at::Tensor &t) {
+  std::ostringstream s;
+  s << t.sizes();
+  return s.str();
+}
+
+/// "" when `t` is an int64 vector of `n` entries in [lo, hi), else why not.
+std::string checkIndices(const std::string &what, const at::Tensor &t, int64_t n, int64_t lo, int64_t hi) {
+  if (!t.defined())
+    return what + " is missing";
+  if (t.scalar_type() != at::kLong || t.dim() != 1 || t.size(0) != n)
+    return what + " must be int64 [" + std::to_string(n) + "] (one per document), got " +
+           std::string(c10::toString(t.scalar_type())) + " " + shapeOf(t);
+  if (n > 0 && (t.min().item<int64_t>() < lo || t.max().item<int64_t>() >= hi))
+    return what + " must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) + "), got values from " +
+           std::to_string(t.min().item<int64_t>()) + " to " + std::to_string(t.max().item<int64_t>());
+  return "";
+}
+} // namespace
+
+std::string checkPairs(const DocumentChunk &pairs, const rt::Model &model) {
+  if (!pairs.source.defined() || !pairs.base.defined())
+    return "pairs: the clean and the corrupted documents are both needed";
+  if (pairs.source.sizes() != pairs.base.sizes())
+    return "pairs: clean " + shapeOf(pairs.source) + " and corrupted " + shapeOf(pairs.base) + " differ in shape";
+  for (const auto &[what, tokens] : {std::pair{"clean", pairs.source}, std::pair{"corrupted", pairs.base}})
+    if (std::string why = model.checkTokens(tokens); !why.empty())
+      return std::string("pairs: ") + what + ": " + why;
+  const int64_t n = pairs.source.size(0), T = pairs.source.size(1);
+  if (std::string why = checkIndices("readout", pairs.readout, n, 0, T); !why.empty())
+    return "pairs: " + why;
+  if (std::string why = checkIndices("answer", pairs.target, n, 0, model.vocabulary()); !why.empty())
+    return "pairs: " + why;
+  for (const auto &[role, positions] : pairs.iv.roles)
+    if (std::string why = checkIndices("the positions of role '" + role + "'", positions, n, 0, T); !why.empty())
+      return "pairs: " + why;
+  return "";
+}
+
 namespace {
 
 std::string fmt(double x) {
@@ -310,6 +362,9 @@ std::string refusal(const graph::Graph &g, const InterveneSpec &spec, const Inte
            "of `remove` lines only changes the model: train that model with `mixc train --rewrite SCRIPT`";
   if (std::string why = unsavedInsideKernels(g, opts); !why.empty())
     return why;
+  if (opts.pairs && !opts.save.empty() && opts.outDir.empty())
+    return "intervene: saving values of your own pairs needs an output folder (out=): the run's own folder holds "
+           "the task's tables";
   for (const graph::Node &n : g.nodes)
     if (n.op == "patch" && rt::attrI(n, "das", 0) > 0)
       return "intervene: '" + n.name + "' is a das(k) cell, whose subspace is learned; "
@@ -482,32 +537,40 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
   if (std::string why = refusal(g, spec, opts); !why.empty())
     return support::Status::failed(why);
   CorruptionExperiment exp;
-  if (support::Status opened = exp.open(checkpoint, g, spec, opts.kernels, opts.size, opts.seed); !opened.isOk())
+  if (support::Status opened = opts.pairs ? exp.open(checkpoint, g, spec, opts.kernels, opts.pairs)
+                                          : exp.open(checkpoint, g, spec, opts.kernels, opts.size, opts.seed);
+      !opened.isOk())
     return opened;
   // Before the work: a folder that cannot be written, or that holds
-  // another script's tables, is refused at once.
+  // another script's tables, is refused at once. The caller's own documents
+  // write only where asked: the run's folder holds the task's tables.
   std::string folderPath;
-  if (std::string error; !train::analysisFolder(checkpoint, "interventions", opts.outDir, opts.script, folderPath, error))
+  const bool writeFiles = !opts.pairs || !opts.outDir.empty();
+  if (std::string error;
+      writeFiles && !train::analysisFolder(checkpoint, "interventions", opts.outDir, opts.script, folderPath, error))
     return support::Status::failed(error);
   const fs::path folder = folderPath;
   const int64_t n = exp.docs(), C = static_cast<int64_t>(spec.cells.size());
   std::unique_ptr<ActivationSaver> saver;
   if (!opts.save.empty())
-    saver = std::make_unique<ActivationSaver>(opts.save, n, exp.data().test.seqLen, C, kMaxSavedValues);
+    saver = std::make_unique<ActivationSaver>(opts.save, n, exp.seqLen(), C, kMaxSavedValues);
   const auto start = std::chrono::steady_clock::now();
   const Measured m = measureCells(exp, spec, opts, saver.get());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (saver && !saver->status().isOk())
     return saver->status();
   results = attribution(m, opts.seed);
-
+  if (!writeFiles) {
+    printTable(out, g, spec, n, results, m);
+    return support::Status::ok();
+  }
   train::writeFileAtomically((folder / "attrib.csv").string(), attribCsv(spec, results));
   // Capped so that a 10,000-cell sweep does not write hundreds of megabytes.
   const bool perExample = static_cast<double>(C) * static_cast<double>(n) <= kMaxPerExampleValues;
   if (perExample)
     writePerExample((folder / "per-example.csv").string(), spec.readout, m.docClean, m.docCorrupt, m.docPatched);
   std::string title = g.model + ": Attrib of " + interventionTargets(g) + " (readout " + spec.readout + "), " +
-                      (spec.swap ? "swap" : "restore") + ", corrupt " + spec.corrupt;
+                      (spec.swap ? "swap" : "restore") + (opts.pairs ? ", the caller's pairs" : ", corrupt " + spec.corrupt);
   const std::vector<std::string> heatmaps = writeHeatmap((folder / "heatmap.svg").string(), spec, results, title);
   if (heatmaps.size() > 1)
     out << "heatmaps: " << heatmaps.size() << ", one per value of the variables after the first two ("

@@ -38,6 +38,8 @@ struct Dataset;
 
 namespace mixc::analysis {
 
+struct DocumentChunk;
+
 struct Cell {
   std::string label;
   std::vector<std::pair<std::string, std::string>> coords; // sweep coordinates
@@ -75,6 +77,14 @@ struct InterveneOptions {
   /// generated); null: the LibTorch interpreter runs every node.
   std::shared_ptr<const kernels::Library> kernels;
   bool quiet = false;
+  /// Documents the caller brings instead of the task's test set (Python's
+  /// mixc.intervene(pairs=)): in restore order, `source` the clean documents
+  /// and `base` their corrupted twins, [n, T] each, with readouts, answers and
+  /// the roles' positions [n] (checkPairs). The script's `corrupt` is then
+  /// not drawn; `swap` still exchanges the two; `size` is ignored. Files are
+  /// written only to `outDir` (never to the run's own folder, which holds the
+  /// task's tables).
+  std::shared_ptr<const DocumentChunk> pairs;
 };
 
 struct CellResult {
@@ -100,6 +110,12 @@ struct DocumentChunk {
 };
 DocumentChunk documentChunk(const tasks::Dataset &d, const std::vector<int32_t> &corrupted, int64_t i, int64_t j,
                             bool swap);
+/// Rows [i, j) of `pairs` (restore order), with source and base exchanged for `swap`.
+DocumentChunk sliceChunk(const DocumentChunk &pairs, int64_t i, int64_t j, bool swap);
+/// "" when `pairs` are documents `model` can run: int64 tokens [n, T] of its
+/// vocabulary, equal shapes, readout in [0, T) and answers in the vocabulary
+/// [n], each role's positions [n] in [0, T); else what is wrong, naming it.
+std::string checkPairs(const DocumentChunk &pairs, const rt::Model &model);
 
 /// Heatmaps of the cells' Attrib as SVG: with two sweep coordinates one, at
 /// `path` (rows: the first, columns: the second); with more, one per value
