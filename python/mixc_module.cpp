@@ -9,11 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "app/Compile.h"
+#include "app/Kernels.h"
 #include "app/Names.h"
 #include "app/Scripts.h"
 #include "dsl/Rewrite.h"
+#include "runtime/core/Device.h"
 #include "runtime/core/Model.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/train/Weights.h"
 #include "runtime/analysis/Experiment.h"
 #include "runtime/analysis/Intervene.h"
 #include "runtime/train/Batches.h"
@@ -30,10 +33,15 @@ using mixc::rt::Model;
 
 namespace {
 
-/// A compiled or loaded model with its graph.
+/// A compiled or loaded model with its graph. With the generated back end
+/// a second model runs the fused kernels on the same tensors: plain calls
+/// (training) take it; hooks and caches take the LibTorch one, where every
+/// node is a tensor (inside a fused kernel most are not).
 struct PyModel {
   std::unique_ptr<Model> model;
-  std::string source; // the .mix file or run it came from, for repr()
+  std::unique_ptr<Model> fast; // the generated kernels, sharing model's tensors; null: LibTorch only
+  std::string source;          // the .mix file or run it came from, for repr()
+  std::string notes;           // what choosing the kernels said (auto's fallback, unfused nodes)
 
   const Model &get() const {
     if (!model)
@@ -50,7 +58,32 @@ struct PyModel {
   /// parameters (torch autograd records the LibTorch ops).
   at::Tensor forward(const at::Tensor &tokens) const {
     checkTokens(tokens);
-    return get().forward(tokens);
+    return fast ? fast->forward(tokens) : get().forward(tokens);
+  }
+
+  /// The back end that plain calls run on.
+  std::string backend() const { return fast ? "generated" : "libtorch"; }
+
+  /// `name` runs on `tensor` (the same object: an nn.Parameter) in both models.
+  void setTensor(const std::string &name, const at::Tensor &tensor) {
+    std::string why = model->setTensor(name, tensor);
+    if (why.empty() && fast)
+      why = fast->setTensor(name, tensor);
+    if (!why.empty())
+      throw std::runtime_error("mixc: " + why);
+  }
+
+  /// Moves every tensor to `device` (new leaves: the caller adopts them again).
+  void to(const std::string &device) {
+    at::Device d(at::kCPU);
+    std::string error;
+    if (!mixc::rt::resolveDevice(device, d, error))
+      throw std::runtime_error("mixc: " + error);
+    if (fast && d != fast->device())
+      throw std::runtime_error("mixc: the generated back end's kernels were built for " + fast->device().str() +
+                               "; load or compile the model with backend=\"libtorch\" to move it to " + device);
+    get();
+    model->to(d);
   }
 
   /// The logits and every node (and, without gradients, recurrent state)
@@ -129,6 +162,12 @@ struct PyModel {
   }
 
   std::vector<std::pair<std::string, at::Tensor>> parameters() const { return get().tensors(); }
+
+  /// The model's tensors as `mixc export` writes them (what --init-from reads).
+  void saveWeights(const std::string &path) const {
+    if (mixc::support::Status s = mixc::train::saveWeights(get(), path, {{"source", source}}); !s.isOk())
+      throw std::runtime_error("mixc: " + s.message());
+  }
 };
 
 std::vector<mixc::dsl::ConfigEntry> configEntries(const std::map<std::string, std::string> &config) {
@@ -149,8 +188,29 @@ mix::CompileResult compileGraph(const std::string &path, const std::map<std::str
   return result;
 }
 
+/// With `backend` generated or auto, the model's fused kernels (built into
+/// the cache, as the CLI's) run plain calls on the model's own tensors.
+void chooseBackend(PyModel &m, const std::string &backend, const mix::CompileResult &compiled) {
+  if (backend != "libtorch" && backend != "generated" && backend != "auto")
+    throw py::value_error("mixc: backend is \"libtorch\", \"generated\" or \"auto\", got \"" + backend + "\"");
+  std::shared_ptr<const mixc::kernels::Library> library;
+  std::ostringstream notes;
+  if (mixc::support::Status s = mixc::app::chooseKernels({backend, "cpu", true}, compiled, library, notes); !s.isOk())
+    throw std::runtime_error("mixc: " + s.message());
+  m.notes = notes.str();
+  if (!library)
+    return;
+  std::string error;
+  m.fast = Model::create(compiled.graph, error, library);
+  if (!m.fast)
+    throw std::runtime_error("mixc: " + error);
+  for (const auto &[name, tensor] : m.model->tensors())
+    m.setTensor(name, tensor);
+}
+
 PyModel compileModel(const std::string &path, const std::map<std::string, std::string> &config,
-                     const std::string &modelName, const std::vector<std::string> &include, uint64_t seed) {
+                     const std::string &modelName, const std::vector<std::string> &include, uint64_t seed,
+                     const std::string &backend) {
   mix::CompileResult result = compileGraph(path, config, modelName, include);
   std::string error;
   PyModel m;
@@ -159,10 +219,11 @@ PyModel compileModel(const std::string &path, const std::map<std::string, std::s
     throw std::runtime_error("mixc: " + error);
   m.model->initParameters(seed);
   m.source = path;
+  chooseBackend(m, backend, result);
   return m;
 }
 
-PyModel loadRun(const std::string &run) {
+PyModel loadRun(const std::string &run, const std::string &backend) {
   mixc::train::Restored restored;
   std::string error;
   if (!mixc::train::restore(run, nullptr, restored, error))
@@ -170,6 +231,22 @@ PyModel loadRun(const std::string &run) {
   PyModel m;
   m.model = std::move(restored.model);
   m.source = run;
+  if (backend != "libtorch") { // the run's graph again through the compiler, for its kernel sources
+    mixc::app::LoadedScript none;
+    mix::CompileResult compiled;
+    std::ostringstream diagnostics;
+    const std::string runDir = std::filesystem::path(restored.path).parent_path().string();
+    if (mixc::support::Status s =
+            mixc::app::compiler().rewrite(m.model->graph(), none, runDir, compiled, diagnostics);
+        !s.isOk()) {
+      if (backend == "generated")
+        throw std::runtime_error("mixc: backend=\"generated\": " + diagnostics.str() + s.message());
+      m.notes = "note: backend=\"auto\": the run's kernels cannot be generated here (" + s.message() +
+                "), so the LibTorch back end runs\n";
+      return m;
+    }
+    chooseBackend(m, backend, compiled);
+  }
   return m;
 }
 
@@ -302,13 +379,18 @@ PYBIND11_MODULE(_mixc, m) {
       .def("run_with_cache", &PyModel::runWithCache, py::arg("tokens"), py::arg("names"))
       .def("run_with_hooks", &PyModel::runWithHooks, py::arg("tokens"), py::arg("hooks"))
       .def("parameters", &PyModel::parameters)
+      .def("save_weights", &PyModel::saveWeights, py::arg("path"))
+      .def("set_tensor", &PyModel::setTensor, py::arg("name"), py::arg("tensor"))
+      .def("to", &PyModel::to, py::arg("device"))
+      .def_property_readonly("backend", &PyModel::backend)
+      .def_readonly("notes", &PyModel::notes)
       .def("names", [](const PyModel &p) { return pointsToPython(mixc::app::namedPoints(p.get().graph())); })
       .def("graph_json", [](const PyModel &p) { return mixc::graph::toJson(p.get().graph()); })
       .def_property_readonly("model_name", [](const PyModel &p) { return p.get().graph().model; })
       .def_readonly("source", &PyModel::source);
   m.def("compile", &compileModel, py::arg("path"), py::arg("config"), py::arg("model"), py::arg("include"),
-        py::arg("seed"));
-  m.def("load", &loadRun, py::arg("run"));
+        py::arg("seed"), py::arg("backend"));
+  m.def("load", &loadRun, py::arg("run"), py::arg("backend"));
   m.def("task", &taskOfRun, py::arg("run"), py::arg("corrupt"), py::arg("size"), py::arg("seed"));
   m.def("intervene", &intervene, py::arg("run"), py::arg("script"), py::arg("size"), py::arg("out"),
         py::arg("save"), py::arg("pairs"));

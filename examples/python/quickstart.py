@@ -23,7 +23,7 @@ points = mixc.names(m)
 print(len(points), "names, e.g.", [p["name"] for p in points if p["kind"] == "state"])
 
 # 3. Logits for a batch of token ids [B, T] (ids from the run's vocabulary).
-vocab = m.parameters()["wte"].shape[0]
+vocab = dict(m.named_parameters())["wte"].shape[0]
 tokens = torch.randint(3, vocab, (4, 32))
 logits = m(tokens)
 print("logits", tuple(logits.shape))
@@ -38,7 +38,7 @@ for name, value in cache.items():
 # 5. Gradients reach the parameters through torch autograd.
 loss = torch.nn.functional.cross_entropy(m(tokens)[:, :-1].reshape(-1, vocab), tokens[:, 1:].reshape(-1))
 loss.backward()
-print("loss", round(loss.item(), 3), "grad norm of wte", round(m.parameters()["wte"].grad.norm().item(), 3))
+print("loss", round(loss.item(), 3), "grad norm of wte", round(dict(m.named_parameters())["wte"].grad.norm().item(), 3))
 
 # 6. The paper's interchange interventions on the run, as columns.
 script = os.path.join(root, "examples", "interventions", "block-inputs.rw")

@@ -17,6 +17,7 @@ python3-torch: logits are torch tensors, and gradients flow from them into
 """
 import collections
 import contextlib
+import warnings
 
 import torch  # loads LibTorch before the extension that links it
 
@@ -25,16 +26,38 @@ from . import _mixc
 __all__ = ["Model", "compile", "load", "intervene", "names", "task", "patch"]
 
 
-class Model:
-    """A compiled model: call it on [B, T] int64 tokens to get [B, T, V] logits."""
+class Model(torch.nn.Module):
+    """A compiled model, a torch.nn.Module: call it on [B, T] int64 tokens to
+    get [B, T, V] logits.
+
+    Its trainable tensors are nn.Parameters under their node names
+    (`named_parameters()`, `parameters()`; the model runs on these very
+    tensors, so an optimizer over them trains it), its buffers are
+    `named_buffers()`, and `state_dict()` / `load_state_dict()` use the
+    names and values of `mixc export`. `to(device)` moves it (float32 only;
+    the generated back end stays on the device its kernels were built for).
+    `train()` / `eval()` set `training` as for any module; no mixc op
+    depends on it (there is no dropout). `backend` says what plain calls run
+    on: "generated" (the fused kernels, as `mixc train`) or "libtorch";
+    hooks and caches always run on the LibTorch interpreter, where every
+    node is a tensor, on the same parameters."""
 
     def __init__(self, impl):
+        super().__init__()
         self._impl = impl
-        self._hooks = []  # set by the hooks() context manager
+        self._fwd_hooks = []  # set by the hooks() context manager
+        self._adopt()
 
-    def __call__(self, tokens):
-        if self._hooks:
-            return self._impl.run_with_hooks(tokens, self._hooks)
+    def _adopt(self):
+        # Each trainable tensor becomes an nn.Parameter (sharing its memory)
+        # and the C++ model runs on that very object from now on.
+        for name, t in self._impl.parameters():
+            if t.requires_grad and not isinstance(t, torch.nn.Parameter):
+                self._impl.set_tensor(name, torch.nn.Parameter(t.detach(), requires_grad=True))
+
+    def forward(self, tokens):
+        if self._fwd_hooks:
+            return self._impl.run_with_hooks(tokens, self._fwd_hooks)
         return self._impl.forward(tokens)
 
     def run_with_hooks(self, tokens, fwd_hooks=()):
@@ -58,12 +81,12 @@ class Model:
     def hooks(self, fwd_hooks=()):
         """Within `with m.hooks([(name, fn)]):`, every call m(tokens) runs
         with these hooks (as run_with_hooks)."""
-        saved = self._hooks
-        self._hooks = saved + _hook_list(fwd_hooks)
+        saved = self._fwd_hooks
+        self._fwd_hooks = saved + _hook_list(fwd_hooks)
         try:
             yield self
         finally:
-            self._hooks = saved
+            self._fwd_hooks = saved
 
     def run_with_cache(self, tokens, names=None):
         """The logits and a dict of node values [B, T, ...] by node name.
@@ -79,22 +102,33 @@ class Model:
             names = [names]
         return self._impl.run_with_cache(tokens, list(names or []))
 
-    def parameters(self):
-        """Parameters and buffers by node name, in graph order (shared with the model)."""
-        return dict(self._impl.parameters())
-
-    def named_parameters(self):
-        """(name, tensor) of each trainable tensor in graph order, as
-        nn.Module's: node names, shared with the model (an optimizer over
-        them trains it)."""
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """(node name, nn.Parameter) of each trainable tensor, in graph order."""
         for name, t in self._impl.parameters():
             if t.requires_grad:
-                yield name, t
+                yield prefix + name, t
 
-    def state_dict(self):
+    def parameters(self, recurse=True):
+        for _, t in self.named_parameters():
+            yield t
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        """(node name, tensor) of each tensor that is not trained (e.g. fixed filters)."""
+        for name, t in self._impl.parameters():
+            if not t.requires_grad:
+                yield prefix + name, t
+
+    def buffers(self, recurse=True):
+        for _, t in self.named_buffers():
+            yield t
+
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
         """Every parameter and buffer by node name, detached and sharing the
         model's memory: the names and values `mixc export` writes."""
-        return collections.OrderedDict((name, t.detach()) for name, t in self._impl.parameters())
+        out = collections.OrderedDict() if destination is None else destination
+        for name, t in self._impl.parameters():
+            out[prefix + name] = t if keep_vars else t.detach()
+        return out
 
     def load_state_dict(self, state_dict, strict=True):
         """Copies tensors by node name into the model (e.g. a `mixc export`
@@ -115,6 +149,47 @@ class Model:
                     t.copy_(state_dict[name])
         return collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])(missing, unexpected)
 
+    def save_weights(self, path):
+        """Writes every parameter and buffer to a safetensors file, as `mixc
+        export` does: `mixc train CONFIG --init-from PATH` starts from it."""
+        self._impl.save_weights(str(path))
+
+    def to(self, *args, **kwargs):
+        """Moves the model to a device (mixc models are float32: another
+        dtype is an error). Returns the model, as nn.Module's."""
+        device, dtype, _, _ = torch._C._nn._parse_to(*args, **kwargs)
+        if dtype is not None and dtype != torch.float32:
+            raise TypeError(f"mixc: models are float32; to({dtype}) is not supported")
+        if device is None:
+            return self
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError(f"mixc: to('{device}'): this PyTorch ({torch.__version__}) has no usable CUDA "
+                               "(torch.cuda.is_available() is False); the model stays on the CPU")
+        self._impl.to(str(device))
+        self._adopt()
+        return self
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else f"cuda:{device}")
+
+    def _apply(self, fn):
+        raise TypeError("mixc: models are float32 tensors moved with .to(device); "
+                        "half(), double() and type() are not supported")
+
+    @property
+    def device(self):
+        for _, t in self._impl.parameters():
+            return t.device
+        return torch.device("cpu")
+
+    @property
+    def backend(self):
+        """What plain calls run on: "generated" or "libtorch"."""
+        return self._impl.backend
+
     def names(self):
         return self._impl.names()
 
@@ -122,8 +197,8 @@ class Model:
     def model_name(self):
         return self._impl.model_name
 
-    def __repr__(self):
-        return f"<mixc.Model {self._impl.model_name} from {self._impl.source}>"
+    def extra_repr(self):
+        return f"{self._impl.model_name} from {self._impl.source}, backend={self._impl.backend}"
 
 
 def _hook_list(fwd_hooks):
@@ -141,16 +216,26 @@ def _config_value(v):
     return str(v)
 
 
-def compile(path, model="", include=(), seed=0, **config):
+def _with_notes(impl):
+    if impl.notes:
+        warnings.warn(impl.notes.strip(), stacklevel=3)
+    return Model(impl)
+
+
+def compile(path, model="", include=(), seed=0, backend="libtorch", **config):
     """Compiles a .mix file (model parameters as keywords: d=64) with fresh
-    weights drawn from its init rules (`seed`)."""
+    weights drawn from its init rules (`seed`). `backend`: "libtorch" (the
+    interpreter), "generated" (the fused kernels `mixc train` runs, built
+    into the cache the first time: seconds) or "auto" (generated where they
+    build, else LibTorch with a warning)."""
     cfg = {k: _config_value(v) for k, v in config.items()}
-    return Model(_mixc.compile(str(path), cfg, model, [str(i) for i in include], seed))
+    return _with_notes(_mixc.compile(str(path), cfg, model, [str(i) for i in include], seed, backend))
 
 
-def load(run):
-    """Opens a run folder (its checkpoint.pt) or a checkpoint file."""
-    return Model(_mixc.load(str(run)))
+def load(run, backend="libtorch"):
+    """Opens a run folder (its checkpoint.pt) or a checkpoint file, on
+    `backend` as compile()."""
+    return _with_notes(_mixc.load(str(run), backend))
 
 
 def intervene(run, script, size=320, out="", save=(), pairs=None):

@@ -54,7 +54,7 @@ def test_gradients_flow_and_match_finite_differences():
     m = mixc.compile(stdlib("attention"), d=16, vocab=20)
     x = tokens()
     w = torch.randn(3, 9, 20, generator=torch.Generator().manual_seed(1))
-    p = m.parameters()["layers[0].mixer.Wqkv.weight"]
+    p = dict(m.named_parameters())["layers[0].mixer.Wqkv.weight"]
     assert p.requires_grad
     (m(x) * w).sum().backward()
     assert p.grad is not None and p.grad.abs().sum() > 0
@@ -81,7 +81,7 @@ def test_run_with_cache():
     for k in ("layers[0].block_input", "layers[1].block_input"):
         assert cache[k].shape == (3, 9, 16)
     # Layer 0's input is the token embedding plus the position embedding.
-    params = m.parameters()
+    params = m.state_dict(keep_vars=True)
     assert torch.equal(cache["embed"], params["wte"][x])
     want = params["wte"][x] + params["wpe"][: x.shape[1]]
     assert torch.allclose(cache["layers[0].block_input"], want, atol=1e-6)
@@ -145,7 +145,7 @@ def test_scan_states_and_step_values_in_the_cache(name):
     assert all(v.shape[:2] == (B, T) for k, v in c.items() if k.startswith(L + "scan."))
     # Read with gradients (the reference loop keeps them): d(Σ S_T)/d wte[x00, 3]
     # against a central difference.
-    wte = m.parameters()["wte"]
+    wte = dict(m.named_parameters())["wte"]
     at = (x[0, 0].item(), 3)
     grad = torch.autograd.grad(c[L + "S"][:, -1].sum(), wte)[0][at].item()
 
@@ -355,7 +355,7 @@ def test_load_has_the_runs_weights(run):
     m = mixc.load(run)
     subprocess.run([MIXC, "export", str(run)], check=True, stdout=subprocess.DEVNULL)
     exported = read_safetensors(run / "weights.safetensors")
-    params = m.parameters()
+    params = m.state_dict(keep_vars=True)
     assert sorted(exported) == sorted(params)
     for name, t in exported.items():
         assert torch.equal(params[name].detach(), t), name
@@ -372,12 +372,12 @@ def test_state_dict_round_trips_through_export(run):
     sd = m.state_dict()
     assert list(sd) == [n for n, _ in m._impl.parameters()] and sorted(sd) == sorted(exported)
     assert all(torch.equal(sd[n], exported[n]) for n in sd)
-    assert {n for n, _ in m.named_parameters()} == {n for n, t in m.parameters().items() if t.requires_grad}
+    assert {n for n, _ in m.named_parameters()} == {n for n, t in m.state_dict(keep_vars=True).items() if t.requires_grad}
     # Another copy of the run, its weights wiped, takes the exported file back.
     x = tokens(vocab=36)
     other = mixc.load(run)
     with torch.no_grad():
-        for t in other.parameters().values():
+        for t in other.state_dict().values():
             t.zero_()
         assert not torch.equal(other(x), m(x))
         keys = other.load_state_dict(exported)
@@ -387,6 +387,97 @@ def test_state_dict_round_trips_through_export(run):
         other.load_state_dict({n: t for n, t in exported.items() if n != "wte"})
     with pytest.raises(RuntimeError, match="'wte' is \\(2, 2\\) in the state dict"):
         other.load_state_dict(dict(exported, wte=torch.zeros(2, 2)))
+
+
+def test_model_is_an_nn_module():
+    """nn.Module conventions: Parameters under node names that the model
+    runs on (an optimizer step over them changes its logits), train/eval,
+    to() with clear refusals."""
+    m = mixc.compile(stdlib("based"), d=16, vocab=20)
+    assert isinstance(m, torch.nn.Module)
+    named = dict(m.named_parameters())
+    assert "wte" in named and all(isinstance(p, torch.nn.Parameter) for p in named.values())
+    assert len(list(m.parameters())) == len(named)
+    assert {n for n, _ in m.named_buffers()}.isdisjoint(named)
+    assert sorted(m.state_dict()) == sorted(list(named) + [n for n, _ in m.named_buffers()])
+    x = tokens()
+    before = m(x).detach()
+    opt = torch.optim.SGD(m.parameters(), lr=0.5)
+    loss = torch.nn.functional.cross_entropy(m(x)[:, :-1].reshape(-1, 20), x[:, 1:].reshape(-1))
+    loss.backward()
+    assert all(p.grad is not None for p in m.parameters())
+    opt.step()
+    after = m(x).detach()
+    assert not torch.allclose(before, after)
+    # The step is exactly what the model now runs on: undo it by hand.
+    with torch.no_grad():
+        for p in m.parameters():
+            p.add_(0.5 * p.grad)
+    assert torch.allclose(m(x), before, atol=1e-5)
+    m.zero_grad()
+    assert all(p.grad is None or not p.grad.any() for p in m.parameters())
+    assert m.eval() is m and not m.training and m.train() is m and m.training
+    assert m.to("cpu") is m and m.device == torch.device("cpu")
+    assert torch.allclose(m(x), before, atol=1e-5)
+    with pytest.raises(TypeError, match="float32"):
+        m.to(torch.float64)
+    with pytest.raises(TypeError, match="float32"):
+        m.double()
+    if not torch.cuda.is_available():
+        with pytest.raises(RuntimeError, match="has no usable CUDA"):
+            m.to("cuda")
+    assert "based_lm" in repr(m) and "backend=libtorch" in repr(m)
+
+
+def test_generated_backend_matches_libtorch(run):
+    """backend="generated" runs the fused kernels on the same Parameters:
+    logits and gradients as the LibTorch interpreter's; hooks and caches
+    still reach every node."""
+    for name in ("based", "mamba"):
+        ref = mixc.compile(stdlib(name), d=16, vocab=20, seed=3)
+        gen = mixc.compile(stdlib(name), d=16, vocab=20, seed=3, backend="generated")
+        assert gen.backend == "generated" and ref.backend == "libtorch"
+        x = tokens()
+        w = torch.randn(3, 9, 20, generator=torch.Generator().manual_seed(4))
+        (ref(x) * w).sum().backward()
+        (gen(x) * w).sum().backward()
+        assert torch.allclose(gen(x), ref(x), atol=1e-5), name
+        for (n, a), (_, b) in zip(ref.named_parameters(), gen.named_parameters()):
+            assert torch.allclose(a.grad, b.grad, atol=1e-4, rtol=1e-3), (name, n)
+        # A step on the generated model's Parameters reaches its hooks' path too.
+        with torch.no_grad():
+            for p in gen.parameters():
+                p.sub_(0.1 * p.grad)
+            out, cache = gen.run_with_cache(x, names=["layers[1].block_input"])
+            assert torch.allclose(out, gen(x), atol=1e-5)
+            zeroed = gen.run_with_hooks(x, [("layers[1].block_input", lambda v, n: torch.zeros_like(v))])
+            assert not torch.allclose(zeroed, out)
+    loaded = mixc.load(run, backend="generated")
+    assert loaded.backend == "generated"
+    x = tokens(vocab=36)
+    with torch.no_grad():
+        assert torch.allclose(loaded(x), mixc.load(run)(x), atol=1e-5)
+    with pytest.raises(ValueError, match="backend is"):
+        mixc.compile(stdlib("based"), d=16, vocab=20, backend="fast")
+
+
+def test_state_dict_round_trips_through_init_from(run, tmp_path):
+    """Weights edited in Python and written with save_weights start a CLI run
+    (--init-from); at lr 1e-20 its exported weights are them (to 1e-9; the
+    edit moved wte by far more)."""
+    m = mixc.load(run)
+    with torch.no_grad():
+        dict(m.named_parameters())["wte"].mul_(0.5)
+    m.save_weights(tmp_path / "w.safetensors")
+    subprocess.run([MIXC, "train", os.path.join(ROOT, "test", "e2e", "Inputs", "tiny-ar-short.toml"), "--quiet",
+                    "--out", str(tmp_path / "from"), "--init-from", str(tmp_path / "w.safetensors"),
+                    "--max-steps", "2", "--set", "train.lr=1e-20"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([MIXC, "export", str(tmp_path / "from")], check=True, stdout=subprocess.DEVNULL)
+    exported = read_safetensors(tmp_path / "from" / "weights.safetensors")
+    sd = m.state_dict()
+    assert sorted(exported) == sorted(sd)
+    assert all(torch.allclose(exported[n], sd[n], rtol=0, atol=1e-9) for n in sd)
+    assert not torch.allclose(exported["wte"], mixc.load(run).state_dict()["wte"], atol=1e-3)
 
 
 def test_intervene_matches_the_cli(run, tmp_path):

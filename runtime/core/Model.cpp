@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <map>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 
 namespace mixc::rt {
@@ -374,6 +375,27 @@ std::vector<at::Tensor> Model::trainable() const {
     if (graph_.params[i].trainable)
       out.push_back(tensors_[i].second);
   return out;
+}
+
+std::string Model::setTensor(const std::string &name, const at::Tensor &tensor) {
+  for (auto &[own, current] : tensors_) {
+    if (own != name)
+      continue;
+    if (!tensor.defined() || tensor.sizes() != current.sizes() || tensor.scalar_type() != current.scalar_type() ||
+        tensor.device() != current.device()) {
+      std::ostringstream why;
+      why << "'" << name << "' is " << current.sizes() << " " << current.scalar_type() << " on " << current.device()
+          << "; the tensor given is ";
+      if (tensor.defined())
+        why << tensor.sizes() << " " << tensor.scalar_type() << " on " << tensor.device();
+      else
+        why << "undefined";
+      return why.str();
+    }
+    current = tensor;
+    return "";
+  }
+  return "the model has no parameter or buffer '" + name + "'";
 }
 
 int64_t Model::vocabulary() const {

@@ -60,6 +60,11 @@ public:
   const std::vector<std::pair<std::string, at::Tensor>> &tensors() const { return tensors_; }
   /// The trainable ones (requires_grad).
   std::vector<at::Tensor> trainable() const;
+  /// Runs on `tensor` for the parameter or buffer `name` from now on (the
+  /// same tensor object, not a copy: Python's nn.Parameter, or another
+  /// model's tensor so that two models share weights). "" or why not: an
+  /// unknown name, or another shape, dtype or device.
+  std::string setTensor(const std::string &name, const at::Tensor &tensor);
 
   /// How the batch is laid out for `patch`/`ablate` nodes: blocks of `docs`
   /// rows — block 0 the source run, block 1 the untouched base run, block
