@@ -657,12 +657,13 @@ def test_hook_errors_name_the_node():
         m.run_with_hooks(tokens(), [("embed", 3)])
 
 
-@pytest.mark.parametrize("script", ["quickstart.py", "state_patching.py"])
+@pytest.mark.parametrize("script", ["quickstart.py", "state_patching.py", "logit_attribution.py"])
 def test_examples_run(run, script):
     """The examples in examples/python/ run on a trained run as written."""
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(mixc.__file__)))
     out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "python", script), str(run)],
                          env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    want = "layers[1].block_input" if script == "quickstart.py" else "patch layers[1].mixer.state at key+k"
+    want = {"quickstart.py": "layers[1].block_input", "state_patching.py": "patch layers[1].mixer.state at key+k",
+            "logit_attribution.py": "sum (= the model logit diff)"}[script]
     assert want in out.stdout, out.stdout
