@@ -10,12 +10,14 @@
 //===----------------------------------------------------------------------===//
 #include "app/Compile.h"
 #include "app/Kernels.h"
+#include "app/Models.h"
 #include "app/Names.h"
 #include "app/Scripts.h"
 #include "dsl/Rewrite.h"
 #include "runtime/core/Device.h"
 #include "runtime/core/Model.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/train/Trainer.h"
 #include "runtime/train/Weights.h"
 #include "runtime/analysis/Experiment.h"
 #include "runtime/analysis/Intervene.h"
@@ -25,6 +27,7 @@
 #include <torch/extension.h>
 
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -56,9 +59,27 @@ struct PyModel {
 
   /// tokens [B, T] int64 -> logits [B, T, V]; differentiable in the
   /// parameters (torch autograd records the LibTorch ops).
-  at::Tensor forward(const at::Tensor &tokens) const {
+  at::Tensor forward(const at::Tensor &tokens, const std::optional<at::Tensor> &readout) const {
     checkTokens(tokens);
-    return fast ? fast->forward(tokens) : get().forward(tokens);
+    Model::Options o;
+    if (readout)
+      o.readout = checkReadout(tokens, *readout);
+    at::Tensor logits = fast ? fast->forward(tokens, o) : get().forward(tokens, o);
+    return readout ? logits.squeeze(1) : logits;
+  }
+
+  /// `readout` [B] int64 in [0, T): one position per row, whose logits alone
+  /// are computed (the LM head, [B, V], as the CLI's training step does).
+  static at::Tensor checkReadout(const at::Tensor &tokens, const at::Tensor &readout) {
+    if (readout.scalar_type() != at::kLong || readout.dim() != 1 || readout.size(0) != tokens.size(0))
+      throw py::value_error("mixc: readout must be int64 [B] = [" + std::to_string(tokens.size(0)) +
+                            "] (one position per row)");
+    if (readout.device() != tokens.device())
+      throw py::value_error("mixc: readout is on " + readout.device().str() + " and the tokens on " +
+                            tokens.device().str());
+    if (readout.numel() > 0 && (readout.min().item<int64_t>() < 0 || readout.max().item<int64_t>() >= tokens.size(1)))
+      throw py::value_error("mixc: readout positions must lie in [0, " + std::to_string(tokens.size(1)) + ")");
+    return readout;
   }
 
   /// The back end that plain calls run on.
@@ -119,7 +140,8 @@ struct PyModel {
   /// returning a replacement tensor or None; every node a pattern matches
   /// gets its fn, in the order the hooks were given. Gradients flow through
   /// what the hooks return (autograd records their torch ops).
-  at::Tensor runWithHooks(const at::Tensor &tokens, const std::vector<std::pair<std::string, py::object>> &hooks) const {
+  at::Tensor runWithHooks(const at::Tensor &tokens, const std::vector<std::pair<std::string, py::object>> &hooks,
+                          const std::optional<at::Tensor> &readout) const {
     checkTokens(tokens);
     std::vector<std::string> patterns;
     for (const auto &h : hooks) {
@@ -158,7 +180,10 @@ struct PyModel {
       }
       return current.is_same(value) ? at::Tensor() : current;
     };
-    return get().forward(tokens, o);
+    if (readout)
+      o.readout = checkReadout(tokens, *readout);
+    at::Tensor logits = get().forward(tokens, o);
+    return readout ? logits.squeeze(1) : logits;
   }
 
   std::vector<std::pair<std::string, at::Tensor>> parameters() const { return get().tensors(); }
@@ -370,14 +395,49 @@ py::dict taskOfRun(const std::string &run, const std::string &corrupt, int64_t s
   return out;
 }
 
+/// Seconds per training step of the library's own loop (`mixc train
+/// --time-steps`: forward at the readout, cross-entropy, backward, fused
+/// AdamW) for the training config at `config`, in this process: the
+/// yardstick of bench/python_step.py.
+py::dict timeTrainingSteps(const std::string &config, const std::vector<std::string> &settings, int64_t steps,
+                           const std::string &backend) {
+  mixc::train::TrainConfig c;
+  std::ostringstream diagnostics;
+  if (mixc::support::Status s = mixc::app::loadTrainConfig(config, settings, {}, c, diagnostics); !s.isOk())
+    throw std::runtime_error("mixc: " + diagnostics.str() + s.message());
+  if (std::string error; !mixc::train::bindTaskToModel(c, error))
+    throw std::runtime_error("mixc: " + error);
+  mixc::app::TrainModel model;
+  if (mixc::support::Status s = mixc::app::modelForConfig(c, "", {}, model, diagnostics); !s.isOk())
+    throw std::runtime_error("mixc: " + diagnostics.str() + s.message());
+  mixc::train::RunOptions run;
+  run.quiet = true;
+  if (mixc::support::Status s = mixc::app::chooseKernels({backend, "cpu", true}, model.compiled, run.kernels, diagnostics);
+      !s.isOk())
+    throw std::runtime_error("mixc: " + s.message());
+  mixc::support::StepTiming t;
+  std::ostringstream log;
+  mixc::support::Status timed = mixc::support::Status::ok();
+  {
+    py::gil_scoped_release noGil; // C++ autograd must not hold the GIL (no Python runs inside)
+    timed = mixc::train::timeSteps(c, model.compiled.graph, run, steps, t, log);
+  }
+  if (!timed.isOk())
+    throw std::runtime_error("mixc: " + timed.message());
+  py::dict out;
+  out["step_s"] = t.stepSec, out["backend"] = t.backend, out["batch"] = c.batchSize, out["threads"] = c.threads;
+  return out;
+}
+
 } // namespace
 
 PYBIND11_MODULE(_mixc, m) {
   m.doc() = "mixc's C++ core (use the `mixc` package: python/mixc/__init__.py)";
   py::class_<PyModel>(m, "Model")
-      .def("forward", &PyModel::forward, py::arg("tokens"))
+      .def("forward", &PyModel::forward, py::arg("tokens"), py::arg("readout") = py::none())
       .def("run_with_cache", &PyModel::runWithCache, py::arg("tokens"), py::arg("names"))
-      .def("run_with_hooks", &PyModel::runWithHooks, py::arg("tokens"), py::arg("hooks"))
+      .def("run_with_hooks", &PyModel::runWithHooks, py::arg("tokens"), py::arg("hooks"),
+           py::arg("readout") = py::none())
       .def("parameters", &PyModel::parameters)
       .def("save_weights", &PyModel::saveWeights, py::arg("path"))
       .def("set_tensor", &PyModel::setTensor, py::arg("name"), py::arg("tensor"))
@@ -391,6 +451,8 @@ PYBIND11_MODULE(_mixc, m) {
   m.def("compile", &compileModel, py::arg("path"), py::arg("config"), py::arg("model"), py::arg("include"),
         py::arg("seed"), py::arg("backend"));
   m.def("load", &loadRun, py::arg("run"), py::arg("backend"));
+  m.def("time_training_steps", &timeTrainingSteps, py::arg("config"), py::arg("settings"), py::arg("steps"),
+        py::arg("backend"));
   m.def("task", &taskOfRun, py::arg("run"), py::arg("corrupt"), py::arg("size"), py::arg("seed"));
   m.def("intervene", &intervene, py::arg("run"), py::arg("script"), py::arg("size"), py::arg("out"),
         py::arg("save"), py::arg("pairs"));

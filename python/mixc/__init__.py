@@ -55,12 +55,16 @@ class Model(torch.nn.Module):
             if t.requires_grad and not isinstance(t, torch.nn.Parameter):
                 self._impl.set_tensor(name, torch.nn.Parameter(t.detach(), requires_grad=True))
 
-    def forward(self, tokens):
+    def forward(self, tokens, readout=None):
+        """tokens [B, T] int64 -> logits [B, T, V]; with `readout` ([B]
+        int64, one position per row) only those positions' logits, [B, V],
+        and the LM head runs on B rows instead of B x T (as `mixc train`'s
+        step: several times faster with a large vocabulary)."""
         if self._fwd_hooks:
-            return self._impl.run_with_hooks(tokens, self._fwd_hooks)
-        return self._impl.forward(tokens)
+            return self._impl.run_with_hooks(tokens, self._fwd_hooks, readout)
+        return self._impl.forward(tokens, readout)
 
-    def run_with_hooks(self, tokens, fwd_hooks=()):
+    def run_with_hooks(self, tokens, fwd_hooks=(), readout=None):
         """The logits with each node's value passed through hooks, as
         TransformerLens: `fwd_hooks` is a list of (name or pattern, fn), and
         fn(value, name) returns a tensor of the same shape to replace the
@@ -74,8 +78,9 @@ class Model(torch.nn.Module):
         DeltaNet's, Based's) one step a row, under torch.no_grad(). A value
         inside a scan's step (`layers[0].mixer.scan.o`) is hooked as
         [B, T, ...]: an edited step's value is what the rest of that step
-        reads. Gradients flow through the hooks' results."""
-        return self._impl.run_with_hooks(tokens, _hook_list(fwd_hooks))
+        reads. Gradients flow through the hooks' results. `readout` as in
+        forward()."""
+        return self._impl.run_with_hooks(tokens, _hook_list(fwd_hooks), readout)
 
     @contextlib.contextmanager
     def hooks(self, fwd_hooks=()):

@@ -461,6 +461,28 @@ def test_generated_backend_matches_libtorch(run):
         mixc.compile(stdlib("based"), d=16, vocab=20, backend="fast")
 
 
+def test_readout_computes_one_position_per_row():
+    """m(tokens, readout=r) is m(tokens)[rows, r] (the LM head on B rows), on
+    both back ends and under hooks, with gradients."""
+    x = tokens()
+    r = torch.tensor([8, 3, 5])
+    rows = torch.arange(3)
+    for backend in ("libtorch", "generated"):
+        m = mixc.compile(stdlib("based"), d=16, vocab=20, backend=backend)
+        full = m(x)
+        at = m(x, readout=r)
+        assert at.shape == (3, 20) and torch.allclose(at, full[rows, r], atol=1e-5), backend
+        at.sum().backward()
+        assert dict(m.named_parameters())["wte"].grad is not None
+        zero = lambda v, n: torch.zeros_like(v)
+        hooked = m.run_with_hooks(x, [("layers[1].block_input", zero)], readout=r)
+        assert torch.allclose(hooked, m.run_with_hooks(x, [("layers[1].block_input", zero)])[rows, r], atol=1e-5)
+    with pytest.raises(ValueError, match=r"readout must be int64 \[B\] = \[3\]"):
+        m(x, readout=torch.tensor([1, 2]))
+    with pytest.raises(ValueError, match=r"must lie in \[0, 9\)"):
+        m(x, readout=torch.tensor([1, 2, 9]))
+
+
 def test_state_dict_round_trips_through_init_from(run, tmp_path):
     """Weights edited in Python and written with save_weights start a CLI run
     (--init-from); at lr 1e-20 its exported weights are them (to 1e-9; the
