@@ -97,6 +97,36 @@ SWEEP
   || { cat "$T/dry.log"; fail "the prepared AR sweep does not run dry"; }
 grep -q "estimate: 1 cells to run" "$T/dry.log" || { cat "$T/dry.log"; fail "the dry run timed no cell"; }
 
+# 3b. The runtime-only Python module (where pybind11 and python3-torch are
+# installed): it opens the bundle's run with the full module's logits, runs
+# the bundle's script as the CLI does, and refuses compile() saying why.
+FULL_PY=$(dirname "$MIXC")/../python
+if [ -d "$FULL_PY/mixc" ] && ninja -C "$WORK/build" _mixc > "$WORK/ninja-python.log" 2>&1; then
+  check_logits='import sys, torch, mixc
+x = torch.randint(0, 36, (4, 9), generator=torch.Generator().manual_seed(0))
+with torch.no_grad():
+    torch.save(mixc.load(sys.argv[1])(x), sys.argv[2])'
+  PYTHONPATH="$FULL_PY" /usr/bin/python3 -c "$check_logits" "$T/rt-libtorch" "$T/full-logits.pt"
+  PYTHONPATH="$WORK/build/python" /usr/bin/python3 -c "$check_logits" "$T/rt-libtorch" "$T/rt-logits.pt"
+  PYTHONPATH="$WORK/build/python" /usr/bin/python3 - "$T" "$RW" "$SRC" << 'PY' || fail "the runtime-only Python module"
+import csv, sys, torch, mixc
+T, RW, SRC = sys.argv[1:]
+assert "build/python" in mixc.__file__ and "runtime-only" in mixc.__file__, mixc.__file__
+assert torch.equal(torch.load(f"{T}/full-logits.pt"), torch.load(f"{T}/rt-logits.pt")), "logits differ from the full module's"
+table = mixc.intervene(f"{T}/rt-libtorch", f"{RW}/block-inputs.rw", size=32, out=f"{T}/py-int")
+rows = list(csv.DictReader(open(f"{T}/rt-int/attrib.csv")))
+assert table["label"] == [r["label"] for r in rows]
+assert all(abs(a - float(r["p_patched"])) < 1e-6 for a, r in zip(table["p_patched"], rows))
+try:
+    mixc.compile(f"{SRC}/stdlib/based.mix", d=16)
+    raise AssertionError("compile() ran in the runtime-only module")
+except RuntimeError as e:
+    assert "needs the compiler" in str(e), e
+PY
+elif [ -d "$FULL_PY/mixc" ]; then
+  tail -20 "$WORK/ninja-python.log"; fail "the runtime-only Python module does not build"
+fi
+
 # 4. Refusals, one line each, exit 1.
 expect() { # expect PATTERN COMMAND...: fails with exit 1 and PATTERN in stderr
   local pattern=$1; shift
