@@ -23,6 +23,8 @@
 #   4. the AR d = 64 row of the paper's seven models at the paper's recipe
 #      (lr 1e-3, early stopping at 0.99), all seven at once on the GPU, until
 #      the time is up (each stops with a checkpoint): ar-d64.csv
+#   5. the Python module (runtime-only, built in step 1 against python's
+#      torch) opens a run of step 4 and moves it to the GPU: python.txt
 #   and summary.txt (the device, versions, what ran and how long).
 # A rehearsal on a CPU machine (the script's own logic, before a device
 # session is spent on it): GPU_CHECK_DEVICE=cpu GPU_CHECK_BUILD=build (an
@@ -103,6 +105,15 @@ run)
   else
     say "1. build: runtime-only mixc and cuda_check in $(( $(date +%s) - t0 )) s"
   fi
+  # The runtime-only Python module against this torch (step 5 uses it);
+  # its failure is reported, not fatal.
+  t0=$(date +%s)
+  if { cmake -S . -B "$BUILD" -DPython3_EXECUTABLE="$(command -v python3)" && ninja -C "$BUILD" _mixc; } \
+       > "$OUTDIR/build-python.log" 2>&1; then
+    say "1. build: the Python module in $(( $(date +%s) - t0 )) s"
+  else
+    say "1. build: the Python module FAILED (build-python.log)"; tail -15 "$OUTDIR/build-python.log"
+  fi
   MIXC=$BUILD/bin/mixc
   TORCH_LIB=$(python3 -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib"))' 2> /dev/null || true)
   export LD_LIBRARY_PATH="$TORCH_LIB:${LD_LIBRARY_PATH:-}"
@@ -154,10 +165,10 @@ run)
       && say "3. cuda_check: cuda_check.txt" || say "3. cuda_check: exit $? (cuda_check.txt)"
   fi
 
-  # 4. The AR d = 64 row, all at once, until 25 s before the end.
+  # 4. The AR d = 64 row, all at once, until 50 s before the end.
   t0=$(date +%s)
   cells=$(grep -o 'bundles/[a-z_]*-d64' "$DIR/ar-d64.toml" | wc -l)
-  timeout -s INT -k 20 $(( $(left) - 25 )) "$MIXC" sweep "$DIR/ar-d64.toml" --device "$DEVICE" $([ "$DEVICE" = cpu ] && echo "--jobs 2" || echo "--jobs-per-gpu $cells") \
+  timeout -s INT -k 20 $(( $(left) - 50 )) "$MIXC" sweep "$DIR/ar-d64.toml" --device "$DEVICE" $([ "$DEVICE" = cpu ] && echo "--jobs 2" || echo "--jobs-per-gpu $cells") \
     --backend generated --out "$WORK/ar" > "$OUTDIR/ar-sweep.log" 2>&1 || true
   echo "model,step,total_steps,eval_acc,eval_prob,tokens_per_s,finished" > "$OUTDIR/ar-d64.csv"
   for run in "$WORK"/ar/*/; do
@@ -168,6 +179,30 @@ run)
   done
   say "4. AR d=64 row, $cells models at once on the GPU for $(( $(date +%s) - t0 )) s: ar-d64.csv"
   column -s, -t "$OUTDIR/ar-d64.csv" | tee -a "$SUMMARY"
+
+  # 5. Python with this torch: a run of step 4 opened by the runtime-only
+  # module, moved to the device with .to(); its logits against the CPU's,
+  # and a backward there.
+  run=$(ls -d "$WORK"/ar/*based*/ 2> /dev/null | head -1)
+  if [ -f "$BUILD/python/mixc/__init__.py" ] && [ -n "$run" ] && [ -f "$run/checkpoint.pt" ]; then
+    PYTHONPATH="$BUILD/python" timeout 40 python3 - "$run" "$DEVICE" > "$OUTDIR/python.txt" 2>&1 << 'PY' \
+      && say "5. python: $(tail -1 "$OUTDIR/python.txt")" || say "5. python: FAILED (python.txt)"
+import sys, torch, mixc
+run, device = sys.argv[1], sys.argv[2]
+cpu = mixc.load(run)
+x = torch.randint(3, 100, (8, 37), generator=torch.Generator().manual_seed(0))
+with torch.no_grad():
+    want = cpu(x)
+dev = mixc.load(run).to(device)
+got = dev(x.to(device))
+got.sum().backward()
+grads = sum(p.grad is not None for p in dev.parameters())
+print(f"torch {torch.__version__}: {mixc.__file__}; {device} logits vs cpu max |diff| "
+      f"{(got.detach().cpu() - want).abs().max().item():.2e}; {grads} parameter grads on {device}")
+PY
+  else
+    say "5. python: skipped (no module or no run with a checkpoint)"
+  fi
   say "total $(( $(date +%s) - START )) s"
   ;;
 *)

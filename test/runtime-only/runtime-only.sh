@@ -10,7 +10,8 @@
 #      bundle runs its cells with their interventions;
 #   4. what needs the compiler is refused with the way round it, exit 1;
 # configured as bench/gpu_check.sh does on a GPU machine (no JSON or TOML
-# package: the headers its preparation copies), which it also checks.
+# package: the headers its preparation copies; no pybind11 package: the
+# Python module takes the pybind11 headers torch ships), which it also checks.
 #   usage: runtime-only.sh FULL_MIXC SOURCE_DIR WORK_DIR
 set -euo pipefail
 MIXC=$(realpath "$1")
@@ -33,12 +34,13 @@ done
 grep -q '"model.file" = \["bundles/based-d64"\]' "$G/ar-d64.toml" || fail "ar-d64.toml does not name the bundle"
 
 # Configured as on the GPU machine: no JSON or TOML package, the prepared
-# headers instead (TOML++ header-only). The build folder is kept between
+# headers instead (TOML++ header-only); no pybind11 package. The build folder is kept between
 # runs (incremental); the rest is fresh. (-O1 -g0 would halve the compile
 # time, but GCC 12 crashes compiling the -O3 files against an -O1 PCH.)
 cmake -G Ninja -S "$SRC" -B "$WORK/build" -DMIXC_WITH_COMPILER=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DMIXC_VENDOR_INCLUDE="$G/include" \
-  -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON -DCMAKE_DISABLE_FIND_PACKAGE_tomlplusplus=ON > "$WORK/cmake.log" 2>&1 \
+  -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON -DCMAKE_DISABLE_FIND_PACKAGE_tomlplusplus=ON \
+  -DCMAKE_DISABLE_FIND_PACKAGE_pybind11=ON > "$WORK/cmake.log" 2>&1 \
   || { cat "$WORK/cmake.log"; fail "the runtime-only configuration does not configure"; }
 if grep -q "^MLIR_DIR:PATH=/" "$WORK/build/CMakeCache.txt"; then fail "the runtime-only configuration found MLIR (it must not look)"; fi
 ninja -C "$WORK/build" mixc > "$WORK/ninja.log" 2>&1 || { tail -40 "$WORK/ninja.log"; fail "the runtime-only mixc does not build"; }
