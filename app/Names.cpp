@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace mixc::app {
@@ -77,6 +78,29 @@ std::string formatNamedPoints(const std::vector<NamedPoint> &points) {
       ss << " " << p.op << (actions.empty() ? "" : "  [" + actions + "]");
     ss << "\n";
   }
+  return ss.str();
+}
+
+std::vector<std::pair<std::string, std::string>> edges(const graph::Graph &g) {
+  std::set<std::string> senders;
+  for (const NamedPoint &p : namedPoints(g))
+    if (p.kind == "node" && std::find(p.actions.begin(), p.actions.end(), "intervene") != p.actions.end())
+      senders.insert(p.name);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const graph::Node &sender : g.nodes) {
+    if (!senders.count(sender.name))
+      continue;
+    for (const graph::Node &reader : g.nodes)
+      if (std::find(reader.inputs.begin(), reader.inputs.end(), sender.name) != reader.inputs.end())
+        out.emplace_back(sender.name, reader.name);
+  }
+  return out;
+}
+
+std::string formatEdges(const std::vector<std::pair<std::string, std::string>> &edges) {
+  std::ostringstream ss;
+  for (const auto &[sender, receiver] : edges)
+    ss << "edge   " << sender << " -> " << receiver << "\n";
   return ss.str();
 }
 

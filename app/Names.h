@@ -32,6 +32,12 @@ std::vector<NamedPoint> namedPoints(const graph::Graph &g);
 /// The listing `mixc names` prints, one point a line.
 std::string formatNamedPoints(const std::vector<NamedPoint> &points);
 
+/// The edges a script can name (`patch SENDER -> RECEIVER at P`), in graph
+/// order: from each node `namedPoints` marks `intervene` to each node that
+/// reads it (not inside a scan's step). `mixc names --edges` prints them.
+std::vector<std::pair<std::string, std::string>> edges(const graph::Graph &g);
+std::string formatEdges(const std::vector<std::pair<std::string, std::string>> &edges);
+
 /// The nodes and recurrent states each hook pattern names (a name, or a
 /// pattern such as `layers[*].block_input`), in graph order: nodes
 /// `namedPoints` marks `intervene`, states it marks `intervene`. False with

@@ -111,6 +111,14 @@ struct Line {
       ++pos;
     return text.substr(start, pos - start);
   }
+  /// The two characters `s` next (after blanks), consumed.
+  bool acceptPair(const char *s) {
+    skipSpace();
+    if (text.compare(pos, 2, s) != 0)
+      return false;
+    pos += 2;
+    return true;
+  }
   bool accept(char c) {
     skipSpace();
     if (pos < text.size() && text[pos] == c) {
@@ -217,6 +225,27 @@ void parseSubspace(RwAction &a) {
     fail(at, "remove takes a whole node, not '[" + inner + "]'");
 }
 
+/// `-> RECEIVER` after the sender (spaced or not: `a->b`), into the action.
+void parseReceiver(Line &l, RwAction &a, const std::map<std::string, std::string> &vars) {
+  if (size_t arrow = a.pattern.find("->"); arrow != std::string::npos) {
+    a.receiver = a.pattern.substr(arrow + 2);
+    a.receiverLoc = a.loc;
+    a.receiverLoc.col += static_cast<int>(arrow + 2);
+    a.pattern = a.pattern.substr(0, arrow);
+  } else if (l.acceptPair("->")) {
+    a.receiverLoc = l.loc();
+    a.receiver = substitute(l.word(), vars, a.receiverLoc);
+  } else {
+    return;
+  }
+  if (a.pattern.empty())
+    fail(a.loc, "expected a node name before '->'");
+  if (a.receiver.empty() || a.receiver == "at")
+    fail(a.receiverLoc, "expected the reading node after '->' (write: patch SENDER -> RECEIVER at POSITION)");
+  if (a.kind == Action::Das)
+    fail(a.loc, "das(k) learns a subspace of a node's value, not of an edge: write das(k) NODE at POSITION");
+}
+
 /// ACTION NODE at POS, with sweep variables substituted.
 RwAction parseAction(Line &l, const std::map<std::string, std::string> &vars) {
   RwAction a;
@@ -274,8 +303,10 @@ RwAction parseAction(Line &l, const std::map<std::string, std::string> &vars) {
   a.pattern = substitute(l.word(), vars, a.loc);
   if (a.pattern.empty())
     fail(a.loc, "expected a node name after '" + word + "'");
+  parseReceiver(l, a, vars);
   parseSubspace(a);
-  l.expectWord("at", "after the node name (write: " + word + " NODE at POSITION)");
+  l.expectWord("at", "after the node name (write: " + word + " NODE at POSITION or " + word +
+                         " SENDER -> RECEIVER at POSITION)");
   SourceLoc ploc = l.loc();
   a.position = parsePosition(substitute(l.word(), vars, ploc), ploc);
   if (!l.atEnd())

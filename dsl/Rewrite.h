@@ -55,6 +55,11 @@ struct RwAction {
   /// das(k): the learned subspace's dimension (0: not a DAS action).
   int64_t dasK = 0;
   SourceLoc loc;        // of the pattern
+  /// `ACTION SENDER -> RECEIVER at P`, an edge: only the readers of the
+  /// sender whose names match `receiver` (a name or pattern) see the edited
+  /// value; every other reader sees the run's own. Empty: the whole node.
+  std::string receiver;
+  SourceLoc receiverLoc;
 };
 
 struct RwCell {

@@ -18,7 +18,8 @@ commands:
                      bundle: graph and kernels in the folder -o DIR, which a
                      training config's model.file can name instead of a .mix)
   params FILE.mix... print each model's trainable parameter count
-  names FILE.mix     print every node name of the compiled model
+  names FILE.mix     print every node name of the compiled model (--edges: every
+                     edge SENDER -> RECEIVER a script can patch)
   train [CONFIG]     train a model on a task (TOML config; none: the built-in default run)
   eval RUN|CKPT      accuracy of a trained checkpoint on the test set
   export RUN|CKPT    the weights under their node names, with the run's config and
@@ -119,7 +120,7 @@ const std::map<std::string, std::set<std::string>> &optionsOf() {
   static const std::map<std::string, std::set<std::string>> table = {
       {"compile", {"--config", "--model", "-I", "--emit", "-o", "--rewrite", "--backend", "--device"}},
       {"params", {"--config", "--model", "-I"}},
-      {"names", {"--config", "--model", "-I", "-o", "--rewrite"}},
+      {"names", {"--config", "--model", "-I", "-o", "--rewrite", "--edges"}},
       {"train", {"--config", "-I", "--rewrite", "--resume", "--override", "--quiet", "--out", "--backend",
                  "--device", "--max-steps", "--stop-after", "--time-steps", "--init-from", "--set"}},
       {"intervene", {"--out", "--size", "--save", "--backend"}},
@@ -231,6 +232,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.quiet = true;
     } else if (a == "--check") {
       o.check = true;
+    } else if (a == "--edges") {
+      o.edges = true;
     } else if (is("--check-top")) {
       o.checkTop = positive("--check-top");
     } else if (is("--steps")) {

@@ -29,6 +29,7 @@ struct Options {
   std::string output;
   bool resume = false, quiet = false;
   bool check = false;   // attribute --check: the exact interventions of every cell too
+  bool edges = false;   // names --edges: the edges a script can name (SENDER -> RECEIVER)
   int64_t checkTop = 0; // attribute --check-top N: of the N largest estimates and N random others
   int64_t steps = 0, batch = 0, trainDocs = 0; // align (0: its defaults)
   double lr = 0;

@@ -110,6 +110,8 @@ int cmdNames(const Options &o) {
   mix::CompileResult result;
   if (Status st = mixc::app::compiler().compile(request(o, o.files[0]), result, std::cerr); !st.isOk())
     return report(st);
+  if (o.edges) // what `patch SENDER -> RECEIVER at P` can name
+    return emit(o, mixc::app::formatEdges(mixc::app::edges(result.graph)));
   return emit(o, mixc::app::formatNamedPoints(mixc::app::namedPoints(result.graph)));
 }
 

@@ -6,8 +6,10 @@
 #include "support/Suggest.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <sstream>
 #include <tuple>
 
@@ -102,10 +104,18 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
         auto targets = match(a, named, removed);
         if (!targets)
           return signalPassFailure();
-        for (const Target &t : *targets)
-          if (failed(t.state.empty() ? intervene(t.op, a, static_cast<int64_t>(cellIndex))
-                                     : interveneOnState(t.op, t.state, a, static_cast<int64_t>(cellIndex))))
+        for (const Target &t : *targets) {
+          const int64_t c = static_cast<int64_t>(cellIndex);
+          if (!t.state.empty() && !a.receiver.empty()) {
+            emitError(locOf(a)) << "'" << t.state << "' is a recurrent state: edges from a state are not "
+                                << "supported yet (patch the state: its next step and its readout both see it)";
             return signalPassFailure();
+          }
+          if (failed(!t.state.empty()      ? interveneOnState(t.op, t.state, a, c)
+                     : a.receiver.empty() ? intervene(t.op, a, c)
+                                          : interveneOnEdge(t.op, a, c)))
+            return signalPassFailure();
+        }
       }
   }
 
@@ -131,9 +141,10 @@ private:
     std::string state;
   };
 
-  Location locOf(const dsl::RwAction &a) {
-    if (a.loc.file >= 0 && a.loc.file < static_cast<int>(paths.size()))
-      return FileLineColLoc::get(&getContext(), paths[a.loc.file], a.loc.line, a.loc.col);
+  Location locOf(const dsl::RwAction &a) { return locAt(a.loc); }
+  Location locAt(const dsl::SourceLoc &l) {
+    if (l.file >= 0 && l.file < static_cast<int>(paths.size()))
+      return FileLineColLoc::get(&getContext(), paths[l.file], l.line, l.col);
     return UnknownLoc::get(&getContext());
   }
 
@@ -227,7 +238,8 @@ private:
     return d.back();
   }
 
-  LogicalResult intervene(Operation *op, const dsl::RwAction &a, int64_t cell) {
+  /// Whether `a` can act on `op`'s value (located errors otherwise).
+  LogicalResult checkIntervention(Operation *op, const dsl::RwAction &a) {
     if (op->getParentOfType<ScanOp>()) { // a step's value [B, ...]: P is the step
       auto t = op->getNumResults() == 1 ? op->getResult(0).getType().dyn_cast<RankedTensorType>() : nullptr;
       if (!t || t.getRank() < 1 || !t.isDynamicDim(0))
@@ -252,10 +264,13 @@ private:
       return emitError(locOf(a)) << "add(FILE) holds " << a.vector.size() << " numbers, but '" << nameOf(op)
                                  << "' has " << *width << " values per position"
                                  << (a.hi >= 0 || a.head >= 0 ? " in the subspace" : " (its last dimension)");
-    OpBuilder b(op->getContext());
-    b.setInsertionPointAfter(op);
-    Value x = op->getResult(0);
-    std::string name = nameOf(op) + "@c" + std::to_string(cell);
+    return success();
+  }
+
+  /// A patch or ablate op named `name` on `x`, right after `x`'s definition.
+  FailureOr<Operation *> createEdit(Value x, const std::string &name, const dsl::RwAction &a, int64_t cell) {
+    OpBuilder b(x.getContext());
+    b.setInsertionPointAfterValue(x);
     bool patch = mixc::isInterchange(a.kind);
     OperationState state(locOf(a), patch ? PatchOp::getOperationName() : AblateOp::getOperationName());
     state.addOperands(x);
@@ -281,7 +296,72 @@ private:
     Operation *node = b.create(state);
     if (failed(verify(node)))
       return failure();
-    x.replaceAllUsesExcept(node->getResult(0), node);
+    return node;
+  }
+
+  /// `a` on `op`'s value: every reader sees the edited value.
+  LogicalResult intervene(Operation *op, const dsl::RwAction &a, int64_t cell) {
+    if (failed(checkIntervention(op, a)))
+      return failure();
+    Value x = op->getResult(0);
+    FailureOr<Operation *> node = createEdit(x, nameOf(op) + "@c" + std::to_string(cell), a, cell);
+    if (failed(node))
+      return failure();
+    x.replaceAllUsesExcept((*node)->getResult(0), *node);
+    return success();
+  }
+
+  /// `a` on the edges from `op` into the readers `a.receiver` names: those
+  /// reads alone see the edited value, every other reader the run's own.
+  /// Earlier cells' patch and ablate ops on `op` (each touches its own
+  /// cell's rows) are looked through to the readers behind them.
+  LogicalResult interveneOnEdge(Operation *op, const dsl::RwAction &a, int64_t cell) {
+    if (op->getParentOfType<ScanOp>())
+      return emitError(locOf(a)) << "'" << nameOf(op) << "' is a value of a scan's step: edges inside a step "
+                                 << "are not supported yet (intervene on the value, every reader)";
+    if (failed(checkIntervention(op, a)))
+      return failure();
+    SmallVector<OpOperand *> uses;
+    std::vector<std::string> readers;
+    std::function<void(Value)> collect = [&](Value v) {
+      for (OpOperand &u : v.getUses()) {
+        Operation *reader = u.getOwner();
+        if (isa<PatchOp, AblateOp>(reader)) { // another cell's edit of this value: its rows only
+          collect(reader->getResult(0));
+          continue;
+        }
+        std::string name = reader->hasAttr("name") ? nameOf(reader) : reader->getName().getStringRef().str();
+        if (std::find(readers.begin(), readers.end(), name) == readers.end())
+          readers.push_back(name);
+        if (reader->hasAttr("name") && dsl::matchesPattern(a.receiver, name))
+          uses.push_back(&u);
+      }
+    };
+    collect(op->getResult(0));
+    if (uses.empty()) {
+      std::sort(readers.begin(), readers.end());
+      std::string list;
+      for (const std::string &r : readers)
+        list += (list.empty() ? "" : ", ") + r;
+      return emitError(locAt(a.receiverLoc)) << "no reader of '" << nameOf(op) << "' matches '" << a.receiver << "'; "
+                           << (readers.empty() ? std::string("nothing reads it") : "its readers: " + list);
+    }
+    // One edit per value the receivers read (the sender, or an earlier
+    // cell's edit of it), each read moved to it.
+    llvm::MapVector<Value, SmallVector<OpOperand *>> byValue;
+    for (OpOperand *u : uses)
+      byValue[u->get()].push_back(u);
+    int64_t k = 0;
+    for (auto &[value, reads] : byValue) {
+      std::string name = nameOf(op) + "@c" + std::to_string(cell) + "->" + a.receiver;
+      if (byValue.size() > 1)
+        name += "." + std::to_string(k++);
+      FailureOr<Operation *> node = createEdit(value, name, a, cell);
+      if (failed(node))
+        return failure();
+      for (OpOperand *u : reads)
+        u->set((*node)->getResult(0));
+    }
     return success();
   }
 
