@@ -670,6 +670,21 @@ def test_edge_patching_matches_a_reference(run, tmp_path):
         assert a["label"] == b["label"] and abs(float(a["p_patched"]) - float(b["p_patched"])) < 1e-5, a["label"]
 
 
+def test_edge_attribution_splits_the_node_estimate(run, tmp_path):
+    """AtP on edge cells: each edge's probe gets its receiver's gradient only,
+    so the estimates of the edges into every reader add up to the node's
+    (exactly, to first order), and differ from one another."""
+    script = tmp_path / "edges.rw"
+    script.write_text("readout logit_diff\n"
+                      + "".join(f"patch layers[0].block_input -> layers[0].{r} at key\n" for r in ("norm1", "residual"))
+                      + "patch layers[0].block_input at key\n")
+    subprocess.run([MIXC, "attribute", str(run), str(script), "--out", str(tmp_path / "atp")], check=True,
+                   stdout=subprocess.DEVNULL)
+    est = [float(r["estimate"]) for r in csv.DictReader(open(tmp_path / "atp" / "attribution.csv"))]
+    assert abs(est[0] + est[1] - est[2]) <= 1e-4 * max(1.0, abs(est[2])), est
+    assert abs(est[0] - est[1]) > 1e-3, est
+
+
 def test_intervene_validates_as_the_cli(run, tmp_path):
     # The library checks what the CLI checks: size=0 wrote a NaN table, a
     # save name that matches nothing wrote an empty file.

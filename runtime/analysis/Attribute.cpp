@@ -104,15 +104,16 @@ void estimateChunk(CorruptionExperiment &exp, const InterveneSpec &spec, const P
   rt::Model::Options o;
   o.probes = true;
   o.readout = k.readout.repeat({2});
-  // The probed values, by node: every patch node passes its input on, so
-  // the value it observes is its node's value, shared by its cells.
+  // The probed values, by patch node: each passes its input on as a tensor
+  // of its own, whose gradient comes from its readers only (all of the
+  // node's for a node patch, the receiver's for an edge).
   std::map<std::string, at::Tensor> probed;
   o.observe = [&](const std::string &name, const at::Tensor &v) {
     for (const auto &cell : probes)
       for (const graph::Node *p : cell)
-        if (p->name == name && !probed.count(p->inputs[0]) && v.requires_grad()) {
+        if (p->name == name && v.requires_grad()) {
           const_cast<at::Tensor &>(v).retain_grad();
-          probed[p->inputs[0]] = v;
+          probed[p->name] = v;
         }
   };
   torch::AutoGradMode grad(true);
@@ -127,7 +128,7 @@ void estimateChunk(CorruptionExperiment &exp, const InterveneSpec &spec, const P
   r.value[baseBlock].sum().backward(); // Σ over the chunk's base documents
   for (size_t c = 0; c < probes.size(); ++c)
     for (const graph::Node *p : probes[c]) {
-      auto it = probed.find(p->inputs[0]);
+      auto it = probed.find(p->name);
       if (it == probed.end() || !it->second.grad().defined())
         continue; // the readout does not depend on this node
       const at::Tensor &v = it->second, gv = it->second.grad();

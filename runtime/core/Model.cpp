@@ -666,7 +666,10 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
     if (!s.fn) {
       TORCH_CHECK(options.interventions || options.probes, "node '", s.node->name,
                   "' is an intervention; run the model with `mixc intervene`");
-      out = one(options.probes ? args[0] : intervene(args[0], *s.node, *options.interventions));
+      // A probe is a view of its input, a tensor of its own: its gradient is
+      // what its readers send back, so an edge's probe (a patch read by one
+      // receiver) gets that receiver's share, not the sender's total.
+      out = one(options.probes ? args[0].view_as(args[0]) : intervene(args[0], *s.node, *options.interventions));
     } else {
       out = s.fn(args, *s.node);
     }
