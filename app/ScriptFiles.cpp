@@ -5,6 +5,7 @@
 #include "support/TextFile.h"
 
 #include <algorithm>
+#include <set>
 #include <cstdio>
 
 namespace mixc::app {
@@ -32,12 +33,46 @@ support::Status loadScript(const std::string &path, LoadedScript &out, std::ostr
   return support::Status::ok();
 }
 
+namespace {
+/// A node every-point and every-edge attribution patch: one that takes
+/// interventions, not the compiler's own `_` nodes, not the LM head.
+bool attributable(const NamedPoint &p) {
+  const bool intervenes = std::find(p.actions.begin(), p.actions.end(), "intervene") != p.actions.end();
+  return p.kind == "node" && intervenes && p.op != "unembed" && p.name[0] != '_' &&
+         p.name.find("._") == std::string::npos;
+}
+} // namespace
+
+dsl::RwScript everyEdge(const graph::Graph &g) {
+  std::set<std::string> senders;
+  for (const NamedPoint &p : namedPoints(g))
+    if (attributable(p))
+      senders.insert(p.name);
+  dsl::RwScript s;
+  for (const auto &[sender, receiver] : edges(g)) {
+    if (!senders.count(sender))
+      continue;
+    for (const char *role : {"key", "value", "divider", "query"}) {
+      dsl::RwCell cell;
+      const std::string edge = sender + " -> " + receiver;
+      cell.label = "edge=" + edge + " position=" + role;
+      cell.coords = {{"edge", edge}, {"position", role}};
+      dsl::RwAction a;
+      a.kind = Action::Patch;
+      a.pattern = sender;
+      a.receiver = receiver;
+      a.position.role = role;
+      cell.actions.push_back(a);
+      s.cells.push_back(cell);
+    }
+  }
+  return s;
+}
+
 dsl::RwScript everyPoint(const graph::Graph &g) {
   dsl::RwScript s;
   for (const NamedPoint &p : namedPoints(g)) {
-    const bool intervenes = std::find(p.actions.begin(), p.actions.end(), "intervene") != p.actions.end();
-    if (p.kind != "node" || !intervenes || p.op == "unembed" || p.name[0] == '_' ||
-        p.name.find("._") != std::string::npos)
+    if (!attributable(p))
       continue;
     for (const char *role : {"key", "value", "divider", "query"}) {
       dsl::RwCell cell;

@@ -30,6 +30,11 @@ support::Status loadScript(const std::string &path, LoadedScript &out, std::ostr
 /// position, in graph order: attribution's script when none is given.
 dsl::RwScript everyPoint(const graph::Graph &g);
 
+/// `patch SENDER -> RECEIVER at ROLE` for every edge `mixc names --edges`
+/// lists whose sender everyPoint would patch, at key, value, divider and
+/// query; coordinates edge × position: `attribute --edges` (EAP).
+dsl::RwScript everyEdge(const graph::Graph &g);
+
 /// "a,b,,c" -> {"a", "b", "", "c"}; "" -> {""}: every piece, empty ones too.
 std::vector<std::string> splitCommas(const std::string &list);
 

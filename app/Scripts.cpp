@@ -7,14 +7,14 @@
 namespace mixc::app {
 
 support::Status openScriptRun(const std::string &run, const std::string &scriptPath, ScriptRun &out,
-                              std::ostream &diagnostics) {
+                              std::ostream &diagnostics, bool edges) {
   std::string graphJson, error;
   graph::Graph graph;
   if (!analysis::checkpointGraph(run, graphJson, out.checkpoint, error) || !graph::fromJson(graphJson, graph, error))
     return support::Status::failed(error);
   LoadedScript script;
   if (scriptPath.empty()) {
-    script.script = everyPoint(graph);
+    script.script = edges ? everyEdge(graph) : everyPoint(graph);
   } else if (support::Status st = loadScript(scriptPath, script, diagnostics); !st.isOk()) {
     return st;
   }
@@ -22,7 +22,8 @@ support::Status openScriptRun(const std::string &run, const std::string &scriptP
   out.runDir = std::filesystem::is_directory(run, ec) ? run
                                                       : std::filesystem::path(out.checkpoint).parent_path().string();
   if (scriptPath.empty() && !compiler().canCompile()) // everyPoint's script is in no bundle
-    return support::Status::failed(needsCompiler("attribute without a script (every named node)"));
+    return support::Status::failed(needsCompiler(edges ? "attribute --edges (every edge)"
+                                                       : "attribute without a script (every named node)"));
   if (support::Status st = compiler().rewrite(graph, script, out.runDir, out.rewritten, diagnostics); !st.isOk())
     return st;
   const dsl::RwScript &s = script.script;

@@ -27,9 +27,10 @@ struct ScriptRun {
 };
 
 /// Opens `run` (a run folder or checkpoint) with the script at `scriptPath`
-/// applied, or (`scriptPath` empty) everyPoint's.
+/// applied, or (`scriptPath` empty) everyPoint's, or with `edges`
+/// everyEdge's.
 support::Status openScriptRun(const std::string &run, const std::string &scriptPath, ScriptRun &out,
-                              std::ostream &diagnostics);
+                              std::ostream &diagnostics, bool edges = false);
 
 /// A comma-separated list of names or patterns (--save), resolved against `g`.
 support::Status resolveSaveList(const std::string &list, const graph::Graph &g, std::set<std::string> &out);

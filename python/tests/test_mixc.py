@@ -683,6 +683,18 @@ def test_edge_attribution_splits_the_node_estimate(run, tmp_path):
     est = [float(r["estimate"]) for r in csv.DictReader(open(tmp_path / "atp" / "attribution.csv"))]
     assert abs(est[0] + est[1] - est[2]) <= 1e-4 * max(1.0, abs(est[2])), est
     assert abs(est[0] - est[1]) > 1e-3, est
+    # attribute --edges: every listed edge whose sender attribution patches
+    # (not the compiler's `_` nodes), at the four roles, in a folder of its own.
+    subprocess.run([MIXC, "attribute", str(run), "--edges", "--size", "16"], check=True, stdout=subprocess.DEVNULL)
+    rows = list(csv.DictReader(open(run / "attribution" / "every-edge" / "attribution.csv")))
+    listed = subprocess.run([MIXC, "names", stdlib("based"), "-c", "d=32", "--edges"], check=True,
+                            capture_output=True, text=True).stdout.splitlines()
+    senders = [line.split()[1] for line in listed]
+    kept = [line[len("edge   "):] for line, snd in zip(listed, senders) if "._" not in snd and not snd.startswith("_")]
+    assert [r["label"] for r in rows] == [f"edge={e} position={p}" for e in kept
+                                           for p in ("key", "value", "divider", "query")]
+    refused = subprocess.run([MIXC, "attribute", str(run), str(script), "--edges"], capture_output=True, text=True)
+    assert refused.returncode == 2 and "writes its own script" in refused.stderr
 
 
 def test_intervene_validates_as_the_cli(run, tmp_path):

@@ -245,7 +245,8 @@ support::Status attribute(const std::string &checkpoint, const graph::Graph &g, 
   // Before the work: a folder that cannot be written, or that holds
   // another script's tables, is refused at once.
   std::string folderPath;
-  if (std::string error; !train::analysisFolder(checkpoint, "attribution", opts.outDir, opts.script, folderPath, error))
+  if (std::string error; !train::analysisFolder(checkpoint, "attribution", opts.outDir, opts.script, folderPath, error,
+                                                        opts.scriptless))
     return support::Status::failed(error);
   const fs::path folder = folderPath;
   const int64_t C = static_cast<int64_t>(spec.cells.size()), n = exp.docs(), chunk = 64;

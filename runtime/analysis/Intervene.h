@@ -70,6 +70,7 @@ struct InterveneOptions {
   /// second script never replaces the first one's tables
   /// (train::analysisFolder). Empty: attribute's script-less every-node.
   std::string script;
+  std::string scriptless = "every-node"; // the folder without a script (attribute --edges: every-edge)
   int64_t size = 320;   // documents (the paper's eval set)
   uint64_t seed = 42;   // corruption draws
   std::set<std::string> save; // nodes whose values go to activations.safetensors (Activations.h)

@@ -66,9 +66,10 @@ void writeFileAtomically(const std::string &path, const std::string &text) {
 }
 
 bool analysisFolder(const std::string &checkpoint, const std::string &kind, const std::string &outDir,
-                    const std::string &script, std::string &folder, std::string &error) {
+                    const std::string &script, std::string &folder, std::string &error,
+                    const std::string &scriptless) {
   namespace fs = std::filesystem;
-  std::string stem = script.empty() ? "every-node" : fs::path(script).stem().string();
+  std::string stem = script.empty() ? scriptless : fs::path(script).stem().string();
   folder = outDir.empty() ? (fs::path(checkpoint).parent_path() / kind / stem).string() : outDir;
   if (!support::makeFolder(folder, error))
     return false;

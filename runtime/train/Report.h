@@ -59,13 +59,14 @@ void writeFileAtomically(const std::string &path, const std::string &text);
 
 /// The folder an analysis command (intervene, attribute, align) writes
 /// into: `outDir`, else `<run>/<kind>/<script's file stem>` beside
-/// `checkpoint` (`every-node` without a script). Created, with the
+/// `checkpoint` (`scriptless`, e.g. every-node, without a script). Created, with the
 /// temporaries of a writer killed there mid-write removed. The default
 /// folder records its script's path (script.txt) and refuses another script
 /// of the same file name, whose tables would silently replace the first's.
 /// False with `error` (the path and the OS's reason, or both scripts).
 bool analysisFolder(const std::string &checkpoint, const std::string &kind, const std::string &outDir,
-                    const std::string &script, std::string &folder, std::string &error);
+                    const std::string &script, std::string &folder, std::string &error,
+                    const std::string &scriptless = "every-node");
 
 } // namespace mixc::train
 

@@ -31,8 +31,10 @@ commands:
                      attribution patching: the first-order estimate of every
                      `patch` cell's Attrib from one forward and one backward
                      (attribution.csv, attribution.svg); without a script every
-                     named node at key, value, divider and query; --check also
-                     runs the exact interventions and prints the correlation
+                     named node at key, value, divider and query (--edges:
+                     every edge SENDER -> RECEIVER there, edge attribution);
+                     --check also runs the exact interventions and prints the
+                     correlation
   align RUN|CKPT SCRIPT.rw
                      distributed alignment search: trains every das(k) cell's
                      rotated k-dimensional subspace at once (model frozen), then
@@ -124,7 +126,7 @@ const std::map<std::string, std::set<std::string>> &optionsOf() {
       {"train", {"--config", "-I", "--rewrite", "--resume", "--override", "--quiet", "--out", "--backend",
                  "--device", "--max-steps", "--stop-after", "--time-steps", "--init-from", "--set"}},
       {"intervene", {"--out", "--size", "--save", "--backend"}},
-      {"attribute", {"--out", "--size", "--check", "--check-top", "--backend"}},
+      {"attribute", {"--out", "--size", "--check", "--check-top", "--backend", "--edges"}},
       {"align", {"--out", "--size", "--backend", "--steps", "--lr", "--batch", "--train-docs", "--quiet"}},
       {"sweep", {"--scale", "--out", "--jobs", "--backend", "--dry-run", "--retry-failed", "--engine", "--cell",
                  "--status", "--slurm", "--device", "--jobs-per-gpu", "--set"}},

@@ -166,7 +166,12 @@ bool openScriptRun(const Options &o, const std::string &command, mixc::app::Scri
     exitCode = usage(command + " takes a run folder (or checkpoint) and a .rw script");
     return false;
   }
-  Status st = mixc::app::openScriptRun(o.files[0], scriptless ? "" : o.files[1], run, std::cerr);
+  if (o.edges && !scriptless) {
+    exitCode = usage("attribute --edges takes a run folder (or checkpoint) alone: it writes its own script, "
+                     "every edge at key, value, divider and query");
+    return false;
+  }
+  Status st = mixc::app::openScriptRun(o.files[0], scriptless ? "" : o.files[1], run, std::cerr, o.edges);
   exitCode = report(st);
   return st.isOk();
 }
@@ -180,7 +185,9 @@ int cmdAttribute(const Options &o) {
     return code;
   mixc::analysis::InterveneOptions opts;
   opts.outDir = o.outDir;
-  opts.script = scriptPath(o); // without one, every-node/: a folder of its own
+  opts.script = scriptPath(o); // without one, every-node/ (every-edge/): a folder of its own
+  if (o.edges)
+    opts.scriptless = "every-edge";
   if (o.size > 0)
     opts.size = o.size;
   Status built = Status::ok();
