@@ -1,9 +1,11 @@
 //===- Kernels.cpp - choosing a run's kernels --------------------------------===//
 #include "app/Kernels.h"
+#include "app/Compile.h"
 #include "support/Format.h"
 #include "support/Stop.h"
 
 #include <chrono>
+#include <sstream>
 
 namespace mixc::app {
 namespace {
@@ -49,6 +51,24 @@ support::Status chooseKernels(const KernelChoice &choice, const mix::CompileResu
   describe(model, *library, cuda,
            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), choice.quiet, notes);
   return support::Status::ok();
+}
+
+support::Status kernelsForRun(const graph::Graph &g, const std::string &runDir, const KernelChoice &choice,
+                              mix::CompileResult &compiled, std::shared_ptr<const kernels::Library> &library,
+                              std::ostream &notes) {
+  library = nullptr;
+  if (choice.backend != "generated" && choice.backend != "auto")
+    return support::Status::ok();
+  LoadedScript none; // the run's graph as it is: no cells, no removals
+  std::ostringstream diagnostics;
+  if (support::Status s = compiler().rewrite(g, none, runDir, compiled, diagnostics); !s.isOk()) {
+    if (choice.backend == "generated")
+      return support::Status::failed("backend generated: " + diagnostics.str() + s.message());
+    notes << "note: backend auto: the run's kernels cannot be generated here (" << s.message()
+          << "), so the LibTorch back end runs\n";
+    return support::Status::ok();
+  }
+  return chooseKernels(choice, compiled, library, notes);
 }
 
 } // namespace mixc::app

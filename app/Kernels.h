@@ -27,6 +27,15 @@ struct KernelChoice {
 support::Status chooseKernels(const KernelChoice &choice, const mix::CompileResult &model,
                               std::shared_ptr<const kernels::Library> &library, std::ostream &notes);
 
+/// The generated kernels for a trained run's graph `g` (the run folder
+/// `runDir` holds its bundle's rewrites where this build cannot compile):
+/// the graph compiled again for its kernel sources into `compiled`, then as
+/// chooseKernels. Where the sources cannot be made, `auto` notes it and
+/// leaves `library` null; `generated` fails.
+support::Status kernelsForRun(const graph::Graph &g, const std::string &runDir, const KernelChoice &choice,
+                              mix::CompileResult &compiled, std::shared_ptr<const kernels::Library> &library,
+                              std::ostream &notes);
+
 } // namespace mixc::app
 
 #endif

@@ -1,11 +1,14 @@
 //===- Models.cpp - a training config and the model it names ----------------===//
 #include "app/Models.h"
+#include "app/Kernels.h"
 #include "app/Scripts.h"
+#include "runtime/train/Trainer.h"
 #include "abi/Bundle.h"
 #include "support/TextFile.h"
 
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 
 namespace mixc::app {
 namespace {
@@ -75,6 +78,24 @@ support::Status modelForConfig(const train::TrainConfig &config, const std::stri
   out.compiled.cpuKernels = std::move(bundle.cpuKernels);
   out.compiled.cudaKernels = std::move(bundle.cudaKernels);
   return support::Status::ok();
+}
+
+support::Status timeTrainingSteps(const std::string &configPath, const std::vector<std::string> &settings,
+                                  int64_t steps, const std::string &backend, train::TrainConfig &config,
+                                  support::StepTiming &timing, std::ostream &diagnostics) {
+  if (support::Status s = loadTrainConfig(configPath, settings, {}, config, diagnostics); !s.isOk())
+    return s;
+  if (std::string error; !train::bindTaskToModel(config, error))
+    return support::Status::failed(error);
+  TrainModel model;
+  if (support::Status s = modelForConfig(config, "", {}, model, diagnostics); !s.isOk())
+    return s;
+  train::RunOptions run;
+  run.quiet = true;
+  if (support::Status s = chooseKernels({backend, "cpu", true}, model.compiled, run.kernels, diagnostics); !s.isOk())
+    return s;
+  std::ostringstream log;
+  return train::timeSteps(config, model.compiled.graph, run, steps, timing, log);
 }
 
 } // namespace mixc::app

@@ -4,6 +4,7 @@
 
 #include "app/Compile.h"
 #include "runtime/train/Config.h"
+#include "support/StepTiming.h"
 
 #include <ostream>
 #include <string>
@@ -31,6 +32,13 @@ struct TrainModel {
 support::Status modelForConfig(const train::TrainConfig &config, const std::string &rewrite,
                                const std::vector<std::string> &includeDirs, TrainModel &out,
                                std::ostream &diagnostics);
+
+/// Seconds per training step of the config at `configPath` with `settings`
+/// (`mixc train --time-steps`: the library's own step on `backend`'s
+/// kernels), into `timing`; `config` is the config it read.
+support::Status timeTrainingSteps(const std::string &configPath, const std::vector<std::string> &settings,
+                                  int64_t steps, const std::string &backend, train::TrainConfig &config,
+                                  support::StepTiming &timing, std::ostream &diagnostics);
 
 } // namespace mixc::app
 

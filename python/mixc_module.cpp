@@ -213,29 +213,37 @@ mix::CompileResult compileGraph(const std::string &path, const std::map<std::str
   return result;
 }
 
-/// With `backend` generated or auto, the model's fused kernels (built into
-/// the cache, as the CLI's) run plain calls on the model's own tensors.
-void chooseBackend(PyModel &m, const std::string &backend, const mix::CompileResult &compiled) {
+void checkBackend(const std::string &backend) {
   if (backend != "libtorch" && backend != "generated" && backend != "auto")
     throw py::value_error("mixc: backend is \"libtorch\", \"generated\" or \"auto\", got \"" + backend + "\"");
-  std::shared_ptr<const mixc::kernels::Library> library;
-  std::ostringstream notes;
-  if (mixc::support::Status s = mixc::app::chooseKernels({backend, "cpu", true}, compiled, library, notes); !s.isOk())
-    throw std::runtime_error("mixc: " + s.message());
-  m.notes = notes.str();
-  if (!library)
-    return;
+}
+
+/// Plain calls run `library`'s kernels of `compiled` on the model's own tensors.
+void useKernels(PyModel &m, const mix::CompileResult &compiled, std::shared_ptr<const mixc::kernels::Library> library) {
   std::string error;
-  m.fast = Model::create(compiled.graph, error, library);
+  m.fast = Model::create(compiled.graph, error, std::move(library));
   if (!m.fast)
     throw std::runtime_error("mixc: " + error);
   for (const auto &[name, tensor] : m.model->tensors())
     m.setTensor(name, tensor);
 }
 
+/// With `backend` generated or auto, the model's fused kernels (built into
+/// the cache, as the CLI's) run plain calls on the model's own tensors.
+void chooseBackend(PyModel &m, const std::string &backend, const mix::CompileResult &compiled) {
+  std::shared_ptr<const mixc::kernels::Library> library;
+  std::ostringstream notes;
+  if (mixc::support::Status s = mixc::app::chooseKernels({backend, "cpu", true}, compiled, library, notes); !s.isOk())
+    throw std::runtime_error("mixc: " + s.message());
+  m.notes = notes.str();
+  if (library)
+    useKernels(m, compiled, library);
+}
+
 PyModel compileModel(const std::string &path, const std::map<std::string, std::string> &config,
                      const std::string &modelName, const std::vector<std::string> &include, uint64_t seed,
                      const std::string &backend) {
+  checkBackend(backend);
   mix::CompileResult result = compileGraph(path, config, modelName, include);
   std::string error;
   PyModel m;
@@ -249,6 +257,7 @@ PyModel compileModel(const std::string &path, const std::map<std::string, std::s
 }
 
 PyModel loadRun(const std::string &run, const std::string &backend) {
+  checkBackend(backend);
   mixc::train::Restored restored;
   std::string error;
   if (!mixc::train::restore(run, nullptr, restored, error))
@@ -256,22 +265,17 @@ PyModel loadRun(const std::string &run, const std::string &backend) {
   PyModel m;
   m.model = std::move(restored.model);
   m.source = run;
-  if (backend != "libtorch") { // the run's graph again through the compiler, for its kernel sources
-    mixc::app::LoadedScript none;
-    mix::CompileResult compiled;
-    std::ostringstream diagnostics;
-    const std::string runDir = std::filesystem::path(restored.path).parent_path().string();
-    if (mixc::support::Status s =
-            mixc::app::compiler().rewrite(m.model->graph(), none, runDir, compiled, diagnostics);
-        !s.isOk()) {
-      if (backend == "generated")
-        throw std::runtime_error("mixc: backend=\"generated\": " + diagnostics.str() + s.message());
-      m.notes = "note: backend=\"auto\": the run's kernels cannot be generated here (" + s.message() +
-                "), so the LibTorch back end runs\n";
-      return m;
-    }
-    chooseBackend(m, backend, compiled);
-  }
+  mix::CompileResult compiled;
+  std::shared_ptr<const mixc::kernels::Library> library;
+  std::ostringstream notes;
+  const std::string runDir = std::filesystem::path(restored.path).parent_path().string();
+  if (mixc::support::Status s =
+          mixc::app::kernelsForRun(m.model->graph(), runDir, {backend, "cpu", true}, compiled, library, notes);
+      !s.isOk())
+    throw std::runtime_error("mixc: " + s.message());
+  m.notes = notes.str();
+  if (library)
+    useKernels(m, compiled, library);
   return m;
 }
 
@@ -402,28 +406,15 @@ py::dict taskOfRun(const std::string &run, const std::string &corrupt, int64_t s
 py::dict timeTrainingSteps(const std::string &config, const std::vector<std::string> &settings, int64_t steps,
                            const std::string &backend) {
   mixc::train::TrainConfig c;
-  std::ostringstream diagnostics;
-  if (mixc::support::Status s = mixc::app::loadTrainConfig(config, settings, {}, c, diagnostics); !s.isOk())
-    throw std::runtime_error("mixc: " + diagnostics.str() + s.message());
-  if (std::string error; !mixc::train::bindTaskToModel(c, error))
-    throw std::runtime_error("mixc: " + error);
-  mixc::app::TrainModel model;
-  if (mixc::support::Status s = mixc::app::modelForConfig(c, "", {}, model, diagnostics); !s.isOk())
-    throw std::runtime_error("mixc: " + diagnostics.str() + s.message());
-  mixc::train::RunOptions run;
-  run.quiet = true;
-  if (mixc::support::Status s = mixc::app::chooseKernels({backend, "cpu", true}, model.compiled, run.kernels, diagnostics);
-      !s.isOk())
-    throw std::runtime_error("mixc: " + s.message());
   mixc::support::StepTiming t;
-  std::ostringstream log;
+  std::ostringstream diagnostics;
   mixc::support::Status timed = mixc::support::Status::ok();
   {
     py::gil_scoped_release noGil; // C++ autograd must not hold the GIL (no Python runs inside)
-    timed = mixc::train::timeSteps(c, model.compiled.graph, run, steps, t, log);
+    timed = mixc::app::timeTrainingSteps(config, settings, steps, backend, c, t, diagnostics);
   }
   if (!timed.isOk())
-    throw std::runtime_error("mixc: " + timed.message());
+    throw std::runtime_error("mixc: " + diagnostics.str() + timed.message());
   py::dict out;
   out["step_s"] = t.stepSec, out["backend"] = t.backend, out["batch"] = c.batchSize, out["threads"] = c.threads;
   return out;
