@@ -61,10 +61,15 @@ struct PyModel {
   /// parameters (torch autograd records the LibTorch ops).
   at::Tensor forward(const at::Tensor &tokens, const std::optional<at::Tensor> &readout) const {
     checkTokens(tokens);
-    Model::Options o;
+    return runAt(fast ? *fast : get(), tokens, Model::Options{}, readout);
+  }
+
+  /// `m` on `tokens` with `o`; with `readout`, only those positions' logits [B, V].
+  static at::Tensor runAt(const Model &m, const at::Tensor &tokens, Model::Options o,
+                          const std::optional<at::Tensor> &readout) {
     if (readout)
       o.readout = checkReadout(tokens, *readout);
-    at::Tensor logits = fast ? fast->forward(tokens, o) : get().forward(tokens, o);
+    at::Tensor logits = m.forward(tokens, o);
     return readout ? logits.squeeze(1) : logits;
   }
 
@@ -180,10 +185,7 @@ struct PyModel {
       }
       return current.is_same(value) ? at::Tensor() : current;
     };
-    if (readout)
-      o.readout = checkReadout(tokens, *readout);
-    at::Tensor logits = get().forward(tokens, o);
-    return readout ? logits.squeeze(1) : logits;
+    return runAt(get(), tokens, std::move(o), readout);
   }
 
   std::vector<std::pair<std::string, at::Tensor>> parameters() const { return get().tensors(); }

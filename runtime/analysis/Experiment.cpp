@@ -5,31 +5,37 @@
 
 namespace mixc::analysis {
 
-support::Status CorruptionExperiment::open(const std::string &checkpoint, const graph::Graph &graph,
-                                           const InterveneSpec &spec, std::shared_ptr<const kernels::Library> kernels,
-                                           int64_t size, uint64_t seed) {
+support::Status CorruptionExperiment::restore(const std::string &checkpoint, const graph::Graph &graph,
+                                              const InterveneSpec &spec,
+                                              std::shared_ptr<const kernels::Library> kernels) {
   std::string error;
   if (!train::restore(checkpoint, &graph, run_, error, std::move(kernels)))
     return support::Status::failed(error);
-  if (support::Status loaded = tasks::loadTask(run_.config.task, run_.config.cacheDir, data_); !loaded.isOk())
-    return loaded;
-  docs_ = std::min<int64_t>(size, data_.test.size());
-  corrupted_ = corruptTokens(data_.test, docs_, spec.corrupt, seed);
   swap_ = spec.swap;
   return support::Status::ok();
 }
 
 support::Status CorruptionExperiment::open(const std::string &checkpoint, const graph::Graph &graph,
                                            const InterveneSpec &spec, std::shared_ptr<const kernels::Library> kernels,
+                                           int64_t size, uint64_t seed) {
+  if (support::Status restored = restore(checkpoint, graph, spec, std::move(kernels)); !restored.isOk())
+    return restored;
+  if (support::Status loaded = tasks::loadTask(run_.config.task, run_.config.cacheDir, data_); !loaded.isOk())
+    return loaded;
+  docs_ = std::min<int64_t>(size, data_.test.size());
+  corrupted_ = corruptTokens(data_.test, docs_, spec.corrupt, seed);
+  return support::Status::ok();
+}
+
+support::Status CorruptionExperiment::open(const std::string &checkpoint, const graph::Graph &graph,
+                                           const InterveneSpec &spec, std::shared_ptr<const kernels::Library> kernels,
                                            std::shared_ptr<const DocumentChunk> pairs) {
-  std::string error;
-  if (!train::restore(checkpoint, &graph, run_, error, std::move(kernels)))
-    return support::Status::failed(error);
+  if (support::Status restored = restore(checkpoint, graph, spec, std::move(kernels)); !restored.isOk())
+    return restored;
   if (std::string why = checkPairs(*pairs, *run_.model); !why.empty())
     return support::Status::failed(why);
   pairs_ = std::move(pairs);
   docs_ = pairs_->source.size(0);
-  swap_ = spec.swap;
   return support::Status::ok();
 }
 

@@ -46,6 +46,10 @@ public:
   DocumentChunk chunk(int64_t i, int64_t j) const;
 
 private:
+  /// The run restored with `graph` on `kernels`, and the spec's direction: what both opens share.
+  support::Status restore(const std::string &checkpoint, const graph::Graph &graph, const InterveneSpec &spec,
+                          std::shared_ptr<const kernels::Library> kernels);
+
   train::Restored run_;
   tasks::TaskData data_;
   int64_t docs_ = 0;
