@@ -31,6 +31,10 @@ enum Category : unsigned {
   kGeneratedAnchor = 1u << 3, // a MixerAnchor with generated CPU and CUDA kernels
 };
 
+/// How an op runs on K replicas of a model at once when an operand is per
+/// replica (the ODS field `batching`, MixDialect.td; runtime/core/Replicas.h).
+enum class Batching { Loop, Broadcast, Matmul, Gather, NormAffine, Channels };
+
 struct OperandSpec {
   const char *name;
   bool optional; // may be absent (a trailing bias)
@@ -86,6 +90,8 @@ struct OpSpec {
   int64_t (*stateSize)(const OpShapes &);
   /// Why a state intervention cannot act on this op ("" when it can).
   const char *stateRefusal;
+  /// How the op runs on replicas (packed training).
+  Batching batching;
 
   bool is(Category c) const { return (categories & c) != 0; }
   bool hasState() const { return stateSize != nullptr; }

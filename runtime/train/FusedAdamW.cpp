@@ -22,6 +22,20 @@ void adamwLoop(float *p, const float *g, float *m, float *v, int64_t n, float de
   }
 }
 
+/// protocol §4's AdamW hyperparameters for one step.
+struct Hyper {
+  double lr, weightDecay, beta1, beta2, eps;
+};
+
+/// Step `step` (counted from 1) of AdamW over n floats, the factors as
+/// adamw.cpp computes them.
+void adamwStep(const Hyper &h, int64_t step, float *p, const float *g, float *m, float *v, int64_t n) {
+  const double bias1 = 1 - std::pow(h.beta1, step), bias2 = 1 - std::pow(h.beta2, step);
+  adamwLoop(p, g, m, v, n, static_cast<float>(1 - h.lr * h.weightDecay), static_cast<float>(h.beta1),
+            static_cast<float>(1 - h.beta1), static_cast<float>(h.beta2), static_cast<float>(1 - h.beta2),
+            static_cast<float>(h.lr / bias1), static_cast<float>(std::sqrt(bias2)), static_cast<float>(h.eps));
+}
+
 bool plainFloat(const at::Tensor &t) {
   return t.scalar_type() == at::kFloat && t.is_contiguous() && t.device().is_cpu() && !t.is_sparse();
 }
@@ -59,7 +73,7 @@ void fusedAdamWStep(torch::optim::AdamW &opt) {
   torch::NoGradGuard noGrad;
   for (auto &group : opt.param_groups()) {
     auto &o = static_cast<torch::optim::AdamWOptions &>(group.options());
-    const double lr = o.lr(), beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas());
+    const Hyper h{o.lr(), o.weight_decay(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.eps()};
     for (auto &p : group.params()) {
       if (!p.grad().defined())
         continue;
@@ -75,14 +89,86 @@ void fusedAdamWStep(torch::optim::AdamW &opt) {
       }
       auto &state = static_cast<torch::optim::AdamWParamState &>(*it->second);
       state.step(state.step() + 1);
-      const double bias1 = 1 - std::pow(beta1, state.step()), bias2 = 1 - std::pow(beta2, state.step());
       at::Tensor &m = state.exp_avg(), &v = state.exp_avg_sq();
-      adamwLoop(p.data_ptr<float>(), p.grad().data_ptr<float>(), m.data_ptr<float>(), v.data_ptr<float>(),
-                p.numel(), static_cast<float>(1 - lr * o.weight_decay()), static_cast<float>(beta1),
-                static_cast<float>(1 - beta1), static_cast<float>(beta2), static_cast<float>(1 - beta2),
-                static_cast<float>(lr / bias1), static_cast<float>(std::sqrt(bias2)), static_cast<float>(o.eps()));
+      adamwStep(h, state.step(), p.data_ptr<float>(), p.grad().data_ptr<float>(), m.data_ptr<float>(),
+                v.data_ptr<float>(), p.numel());
     }
   }
+}
+
+ReplicaAdamW::ReplicaAdamW(std::vector<at::Tensor> params, int64_t replicas)
+    : params_(std::move(params)), steps_(replicas, 0), replicas_(replicas) {
+  for (const at::Tensor &p : params_) {
+    TORCH_CHECK(plainFloat(p) && p.dim() >= 1 && p.size(0) == replicas, "ReplicaAdamW: a parameter of ",
+                p.sizes(), " is not a contiguous float32 CPU tensor with ", replicas, " replicas first");
+    expAvg_.push_back(at::zeros_like(p));
+    expAvgSq_.push_back(at::zeros_like(p));
+  }
+}
+
+void ReplicaAdamW::zeroGrad() {
+  for (at::Tensor &p : params_)
+    p.mutable_grad() = at::Tensor();
+}
+
+void ReplicaAdamW::step(const std::vector<double> &lr, const std::vector<double> &weightDecay,
+                        const std::vector<bool> &active) {
+  TORCH_CHECK(static_cast<int64_t>(lr.size()) == replicas_ && static_cast<int64_t>(weightDecay.size()) == replicas_ &&
+                  static_cast<int64_t>(active.size()) == replicas_,
+              "ReplicaAdamW::step: one learning rate, weight decay and flag a replica");
+  torch::NoGradGuard noGrad;
+  for (int64_t k = 0; k < replicas_; ++k) {
+    if (!active[k])
+      continue;
+    ++steps_[k];
+    const Hyper h{lr[k], weightDecay[k], 0.9, 0.999, 1e-8};
+    for (size_t i = 0; i < params_.size(); ++i) {
+      at::Tensor &p = params_[i];
+      if (!p.grad().defined())
+        continue;
+      const at::Tensor g = p.grad().contiguous();
+      const int64_t n = p.numel() / replicas_, at = k * n;
+      adamwStep(h, steps_[k], p.data_ptr<float>() + at, g.data_ptr<float>() + at,
+                expAvg_[i].data_ptr<float>() + at, expAvgSq_[i].data_ptr<float>() + at, n);
+    }
+  }
+}
+
+void ReplicaAdamW::exportReplica(int64_t k, const std::vector<at::Tensor> &member, torch::optim::AdamW &opt) const {
+  TORCH_CHECK(member.size() == params_.size(), "exportReplica: ", member.size(), " tensors for ", params_.size());
+  if (steps_[k] == 0)
+    return; // as a run before its first step: no state
+  for (size_t i = 0; i < member.size(); ++i) {
+    auto state = std::make_unique<torch::optim::AdamWParamState>();
+    state->step(steps_[k]);
+    state->exp_avg(expAvg_[i].select(0, k).clone());
+    state->exp_avg_sq(expAvgSq_[i].select(0, k).clone());
+    opt.state()[keyOf(member[i])] = std::move(state);
+  }
+}
+
+std::string ReplicaAdamW::importReplica(int64_t k, const std::vector<at::Tensor> &member, torch::optim::AdamW &opt) {
+  if (member.size() != params_.size())
+    return "the checkpoint's optimiser holds " + std::to_string(member.size()) + " tensors, the pack " +
+           std::to_string(params_.size());
+  torch::NoGradGuard noGrad;
+  int64_t steps = -1;
+  for (size_t i = 0; i < member.size(); ++i) {
+    auto it = opt.state().find(keyOf(member[i]));
+    if (it == opt.state().end()) {
+      expAvg_[i].select(0, k).zero_();
+      expAvgSq_[i].select(0, k).zero_();
+      continue;
+    }
+    auto &s = static_cast<torch::optim::AdamWParamState &>(*it->second);
+    if (steps >= 0 && s.step() != steps)
+      return "the checkpoint's optimiser has tensors at different steps";
+    steps = s.step();
+    expAvg_[i].select(0, k).copy_(s.exp_avg());
+    expAvgSq_[i].select(0, k).copy_(s.exp_avg_sq());
+  }
+  steps_[k] = std::max<int64_t>(steps, 0);
+  return "";
 }
 
 } // namespace mixc::train

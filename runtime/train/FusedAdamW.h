@@ -24,6 +24,33 @@ namespace mixc::train {
 /// One AdamW step over every parameter with a gradient, as `opt.step()`.
 void fusedAdamWStep(torch::optim::AdamW &opt);
 
+/// AdamW over a packed model's parameters (runtime/core/Replicas.h), each
+/// [K, ...]: replica k's slice takes replica k's learning rate and weight
+/// decay and keeps its own step count, in the loop fusedAdamWStep runs, so
+/// a replica's weights and moments follow, float for float, what its model
+/// alone under fusedAdamWStep would do with the same gradients. A replica
+/// not active (stopped early) is left as it is: weights, moments and steps.
+class ReplicaAdamW {
+public:
+  ReplicaAdamW(std::vector<at::Tensor> params, int64_t replicas);
+  /// One step; lr, weightDecay and active hold one entry a replica.
+  void step(const std::vector<double> &lr, const std::vector<double> &weightDecay, const std::vector<bool> &active);
+  void zeroGrad();
+  int64_t replicas() const { return replicas_; }
+  int64_t stepsOf(int64_t k) const { return steps_[k]; }
+  /// Replica k's state as a torch AdamW over `member` (its model alone's
+  /// trainable tensors, in the same order) holds it: its checkpoint.
+  void exportReplica(int64_t k, const std::vector<at::Tensor> &member, torch::optim::AdamW &opt) const;
+  /// Replica k's state from a torch AdamW over `member` (a checkpoint's);
+  /// "" or why not (a tensor without state where others have some).
+  std::string importReplica(int64_t k, const std::vector<at::Tensor> &member, torch::optim::AdamW &opt);
+
+private:
+  std::vector<at::Tensor> params_, expAvg_, expAvgSq_;
+  std::vector<int64_t> steps_;
+  int64_t replicas_;
+};
+
 } // namespace mixc::train
 
 #endif

@@ -41,6 +41,21 @@ class Mix_Op<string mnemonic, list<Trait> traits = []> :
   bit holdsStates = 0;
   // Why a state intervention cannot act on the op (default: it keeps none).
   string stateRefusal = "";
+  // How the op runs on K replicas of a model at once (packed training,
+  // runtime/core/Replicas.h), when an operand is per replica (a weight
+  // [K, ...], or a value computed from weights only); rows of all replicas
+  // [K·B, ...] alone always run the op as it is. One of:
+  //   "loop"        once a replica, on its rows and weights (always right);
+  //   "broadcast"   per element: weights [K, ...] broadcast against rows
+  //                 [K, B, ...] in one call;
+  //   "matmul"      x [.., I] and a weight [O, I] (+ bias [O]): one batched
+  //                 matmul over the replicas;
+  //   "gather"      ids and a table [V, D]: one lookup in the K tables;
+  //   "norm_affine" normalise every row, then weight (and bias) [D]
+  //                 broadcast per replica;
+  //   "channels"    depthwise over the last dim with weights [C, ...] and
+  //                 bias [C]: the replicas become K·C channels.
+  string batching = "loop";
 }
 
 // No arithmetic: parameters, moves, taps and interventions.

@@ -93,6 +93,7 @@ def Mix_TimeSliceOp : Mix_ShapedOp<"time_slice"> {
 
 def Mix_EmbeddingOp : Mix_ShapedOp<"embedding"> {
   let flops = Mix_NoFlops;
+  let batching = "gather";
   let summary = "token embedding: ids [B, T] (i64), table [V, D] -> [B, T, D]";
   let arguments = (ins StrAttr:$name, I64Tensor:$ids, F32Tensor:$table);
   let results = (outs F32Tensor:$result);
@@ -100,6 +101,7 @@ def Mix_EmbeddingOp : Mix_ShapedOp<"embedding"> {
 }
 
 def Mix_UnembedOp : Mix_ShapedOp<"unembed"> {
+  let batching = "matmul";
   // 2·rows·d·V; the trainer reads `readoutRows` positions only.
   let flops = [{
     const double rows = s.readoutRows >= 0 ? static_cast<double>(s.readoutRows) : s.rows(0);
@@ -112,6 +114,7 @@ def Mix_UnembedOp : Mix_ShapedOp<"unembed"> {
 }
 
 def Mix_LinearOp : Mix_ShapedOp<"linear"> {
+  let batching = "matmul";
   // 2·rows·in·out, + rows·out for the bias.
   let flops = [{
     return 2 * s.rows(0) * s.dim(0, 1) * (s.out.empty() ? 0 : static_cast<double>(s.out.back())) +
@@ -147,6 +150,7 @@ class Mix_BinaryOp<string mnemonic, string formula, string fwd, string ga, strin
     : Mix_ShapedOp<mnemonic, [Mix_PerElement, ElementCodeOpInterface]>,
       Mix_ElementCode<fwd, [ga, gb]> {
   let summary = "elementwise " # formula # " with trailing-dimension broadcasting";
+  let batching = "broadcast";
   let arguments = (ins StrAttr:$name, F32Tensor:$lhs, F32Tensor:$rhs);
   let results = (outs F32Tensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
@@ -161,6 +165,7 @@ def Mix_DivOp : Mix_BinaryOp<"div", "a / b", "$0 / $1", "g / b", "-g * a / (b * 
 class Mix_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
     : Mix_ShapedOp<mnemonic, traits> {
   let summary = "elementwise " # formula;
+  let batching = "broadcast";
   let arguments = (ins StrAttr:$name, F32Tensor:$x);
   let results = (outs F32Tensor:$result);
   let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
@@ -198,6 +203,7 @@ def Mix_TapOp : Mix_UnaryOp<"tap", "identity that names a value"> {
 //===----------------------------------------------------------------------===//
 
 def Mix_LayerNormOp : Mix_ShapedOp<"layernorm", [Mix_PerRow]> {
+  let batching = "norm_affine";
   let flops = [{ return 5 * s.outNumel(); }];
   let summary = "LayerNorm over the last dim with affine weight and bias [D]";
   let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$weight,
@@ -207,6 +213,7 @@ def Mix_LayerNormOp : Mix_ShapedOp<"layernorm", [Mix_PerRow]> {
 }
 
 def Mix_RMSNormOp : Mix_ShapedOp<"rmsnorm", [Mix_PerRow]> {
+  let batching = "norm_affine";
   let flops = [{ return 5 * s.outNumel(); }];
   let summary = "RMSNorm over the last dim: x / sqrt(mean(x²) + eps) * weight";
   let arguments = (ins StrAttr:$name, F32Tensor:$x, F32Tensor:$weight,
@@ -281,6 +288,7 @@ def Mix_SumOp : Mix_ShapedOp<"sum"> {
 //===----------------------------------------------------------------------===//
 
 def Mix_CausalConvOp : Mix_ShapedOp<"causal_conv", [Mix_MixerAnchor, Mix_GeneratedAnchor]> {
+  let batching = "channels";
   // 2·K per output, + 1 for the bias.
   let flops = [{ return 2 * s.outNumel() * s.dim(1, 1) + (s.in.size() > 2 ? s.outNumel() : 0); }];
   let summary = "depthwise causal short conv: x [B, T, C], weight [C, K], bias [C]";
@@ -419,6 +427,7 @@ def Mix_DeltaRuleOp : Mix_ShapedOp<"delta_rule", [Mix_MixerAnchor, Mix_Generated
 
 class Mix_InterventionOp<string mnemonic, string what> : Mix_UnaryOp<mnemonic, what> {
   let flops = Mix_NoFlops;
+  let batching = "loop"; // a packed model refuses interventions (they need the batch layout)
   let description = [{
     Runs on a batch laid out in blocks of `n` documents: block 0 is the
     source run, block 1 the base run left alone, block 2 + c the base run of

@@ -3,7 +3,7 @@
 // A TableGen backend: reads MixOps.td and writes abi/generated/OpRegistry.inc,
 // the plain-C++ table behind abi/OpRegistry.h (one OpSpec an op: operands,
 // attributes with defaults, category traits, state layout and size, FLOP
-// formula), so that code without MLIR (the DSL, the runtime, the graph
+// formula, batching rule), so that code without MLIR (the DSL, the runtime, the graph
 // tools) reads an op's facts from its one definition.
 //
 //   mix-tblgen MixOps.td -I <mlir include> -I <compiler/include> -o OpRegistry.inc
@@ -17,6 +17,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TableGen/Error.h"
 #include "llvm/TableGen/Main.h"
 #include "llvm/TableGen/Record.h"
 
@@ -85,6 +86,19 @@ std::string attributes(const Operator &op) {
   return out + "}";
 }
 
+/// The op's `batching` field (MixDialect.td) as a Batching enumerator;
+/// an unknown name stops the build.
+std::string batching(const Record &def, const Operator &op) {
+  static const std::pair<const char *, const char *> rules[] = {
+      {"loop", "Batching::Loop"},     {"broadcast", "Batching::Broadcast"},    {"matmul", "Batching::Matmul"},
+      {"gather", "Batching::Gather"}, {"norm_affine", "Batching::NormAffine"}, {"channels", "Batching::Channels"}};
+  StringRef name = def.getValueAsString("batching");
+  for (auto [rule, enumerator] : rules)
+    if (name == rule)
+      return enumerator;
+  llvm::PrintFatalError(def.getLoc(), op.getOperationName() + ": unknown batching rule '" + name + "'");
+}
+
 /// `field` of the op's record, "" when unset.
 std::string field(const Record &def, StringRef name) {
   return def.getValue(name) ? def.getValueAsString(name).trim().str() : "";
@@ -117,7 +131,8 @@ bool emitRegistry(raw_ostream &os, RecordKeeper &records) {
     table += "    {" + quoted(mnemonic) + ", " + quoted(op.getSummary()) + ",\n     " + operands(op) + ",\n     " +
              attributes(op) + ",\n     " + categories(op) + ", " +
              (op.getNumVariableLengthResults() ? "true" : "false") + ", " + flops + ", " +
-             (layout.empty() ? "nullptr" : quoted(layout)) + ", " + stateSize + ", " + quoted(refusal) + "},\n";
+             (layout.empty() ? "nullptr" : quoted(layout)) + ", " + stateSize + ", " + quoted(refusal) + ", " +
+             batching(*def, op) + "},\n";
   }
   os << "\nconst std::vector<OpSpec> &allOps() {\n  static const std::vector<OpSpec> ops = {\n"
      << table << "  };\n  return ops;\n}\n";
