@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/train/Trainer.h"
+#include "runtime/train/TrainerDetail.h"
 #include "support/AtomicWrite.h"
 #include "support/Memory.h"
 #include "support/OutputGuard.h"
@@ -32,12 +33,7 @@
 namespace mixc::train {
 namespace fs = std::filesystem;
 
-namespace {
-/// Rows [from, to) of a data set as a batch: tokens cut to the batch's
-/// longest document ([n, T_batch] int64), readout positions and targets.
-struct Batch {
-  at::Tensor tokens, readout, target;
-};
+namespace detail {
 
 /// The data stays on the host; a batch moves to the model's device once.
 Batch batchOf(const tasks::Dataset &d, int64_t from, int64_t to, const at::Device &device) {
@@ -53,10 +49,6 @@ torch::optim::AdamW makeOptimizer(rt::Model &m, const TrainConfig &c) {
                                                 .weight_decay(0.0));
 }
 
-/// Steps per pass over the training set, and the run's steps (max_steps caps).
-struct StepCount {
-  int64_t perEpoch, total;
-};
 StepCount stepCount(const TrainConfig &c, const tasks::Dataset &trainSet) {
   int64_t perEpoch = std::max<int64_t>(1, trainSet.size() / c.batchSize);
   int64_t total = c.epochs * perEpoch;
@@ -93,9 +85,6 @@ double learningRate(const TrainConfig &c, int64_t step, int64_t total) {
   return c.lr * std::max(0.0, 0.5 * (1.0 + std::cos(M_PI * progress)));
 }
 
-struct EvalResult {
-  double accuracy = 0, probability = 0;
-};
 
 /// Accuracy (argmax over the full vocabulary) and mean p(answer) on the
 /// first n documents.
@@ -168,7 +157,8 @@ std::string keptCheckpoint(int64_t lastCheckpoint) {
   return lastCheckpoint >= 0 ? "; the last checkpoint (step " + std::to_string(lastCheckpoint) + ") is kept"
                              : "; no checkpoint was written yet";
 }
-} // namespace
+} // namespace detail
+using namespace detail;
 
 bool bindTaskToModel(TrainConfig &c, std::string &error) {
   std::string vocab = std::to_string(c.task.vocabSize());
@@ -185,7 +175,7 @@ bool bindTaskToModel(TrainConfig &c, std::string &error) {
   return true;
 }
 
-namespace {
+namespace detail {
 /// A signal during setup (model, data) stops there: nothing is written yet.
 support::Status stoppedDuringSetup(const char *phase) {
   return support::Status::interrupted(std::string("interrupted while ") + phase + "; nothing was written");
@@ -211,9 +201,9 @@ std::string changedRunSettings(const CheckpointMeta &meta, const std::string &no
   return "--resume: the config differs from the one " + ckptPath + " was trained with in: " + list +
          "; resume with the original settings, or start a new run in another folder";
 }
-} // namespace
+} // namespace detail
 
-namespace {
+namespace detail {
 /// --resume: the checkpoint's model, optimiser, step and metrics rows,
 /// after checking it is this model's, with settings --resume may keep.
 support::Status resume(const TrainConfig &c, const RunOptions &opts, const std::string &graphJson,
@@ -316,7 +306,7 @@ void finishRun(const TrainConfig &c, const graph::Graph &g, const RunOptions &op
                 last.tokensPerSec);
   out << line << "run folder: " << c.outDir << " (metrics.csv, curves.svg, checkpoint.pt)\n" << std::flush;
 }
-} // namespace
+} // namespace detail
 
 support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOptions &opts,
                       const support::Console &io) {

@@ -17,6 +17,7 @@
 #include <ostream>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace mixc::train {
 
@@ -39,6 +40,15 @@ bool bindTaskToModel(TrainConfig &config, std::string &error);
 /// final accuracy goes to `io.out`, progress and notes to `io.log`.
 support::Status train(const TrainConfig &config, const graph::Graph &graph, const RunOptions &options,
                       const support::Console &io);
+
+/// Trains the runs of `configs` as one pack (runtime/core/Replicas.h): the
+/// same graph and data, each run its own learning rate, schedule, seed and
+/// early stop (any other difference is refused, naming the key), each run's
+/// folder written as `train` alone writes it. A run that stops early is
+/// frozen while the others go on; one whose loss diverges fails alone.
+/// The CPU and the LibTorch path only (options.kernels is not used).
+support::Status trainPack(const std::vector<TrainConfig> &configs, const graph::Graph &graph,
+                          const RunOptions &options, const support::Console &io);
 
 /// What one cell of a sweep costs, from a few timed steps on the task's
 /// own data: the run's step count, seconds per training step (forward,

@@ -112,9 +112,42 @@ int timeSteps(const Options &o, const mixc::train::TrainConfig &config, const mi
   return 0;
 }
 
+/// `mixc train A.toml B.toml ...`: the runs as one pack (trainPack).
+int cmdTrainPack(const Options &o) {
+  if (!o.outDir.empty() || o.timeSteps > 0 || !o.initFrom.empty())
+    return usage("train with several configs trains them as one pack: each config's [output] dir names its run "
+                 "(no --out), and --time-steps and --init-from take one config");
+  std::vector<mixc::train::TrainConfig> configs(o.files.size());
+  mixc::app::TrainModel model;
+  std::string graphJson, error;
+  for (size_t i = 0; i < o.files.size(); ++i) {
+    mixc::train::TrainConfig &config = configs[i];
+    if (Status st = mixc::app::loadTrainConfig(o.files[i], o.sets, o.config, config, std::cerr); !st.isOk())
+      return report(st);
+    if (!mixc::train::bindTaskToModel(config, error))
+      return report(Status::failed(o.files[i] + ": " + error));
+    if (o.maxSteps > 0)
+      config.maxSteps = o.maxSteps;
+    mixc::app::TrainModel own;
+    if (Status st = mixc::app::modelForConfig(config, o.rewrite, o.includeDirs, own, std::cerr); !st.isOk())
+      return report(st);
+    const std::string json = mixc::graph::toJson(own.compiled.graph);
+    if (i > 0 && json != graphJson)
+      return report(Status::failed(o.files[i] + "'s model differs from " + o.files[0] +
+                                   "'s ([model] file, name or config): the runs of a pack share one graph"));
+    graphJson = json;
+    if (i == 0)
+      model = std::move(own);
+  }
+  if (o.backend == "generated")
+    std::cerr << "note: a pack runs on the LibTorch path; --backend=generated is not used\n";
+  mixc::train::RunOptions run{o.resume, o.quiet, o.stopAfter, nullptr, o.overrides, "", o.device};
+  return report(mixc::train::trainPack(configs, model.compiled.graph, run, {std::cout, std::cerr}));
+}
+
 int cmdTrain(const Options &o) {
   if (o.files.size() > 1)
-    return usage("train takes at most one config file");
+    return cmdTrainPack(o);
   std::string error;
   if (at::Device device(at::kCPU); !mixc::rt::resolveDevice(o.device, device, error))
     return report(Status::failed(error)); // one line, exit 1: what this LibTorch or machine lacks
