@@ -2,6 +2,7 @@
 // mixc::train::fusedAdamWStep (runtime/train/FusedAdamW.h) on every stdlib
 // model's trainable parameters, in one process, same gradients, 1 thread.
 //   build/bench/adamw_step [--steps N] [--d 64,128]
+#include "BenchUtil.h"
 #include "app/Compile.h"
 #include "runtime/core/Model.h"
 #include "runtime/train/FusedAdamW.h"
@@ -14,13 +15,7 @@
 #include <sstream>
 
 namespace {
-std::vector<std::string> splitList(const std::string &s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    out.push_back(item);
-  return out;
-}
+using mixc::bench::splitList;
 
 /// Median seconds per step over `steps` steps (after 3 warm-up steps).
 template <typename Step>

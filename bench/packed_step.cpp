@@ -9,6 +9,7 @@
 // Prints ms per step and cell-steps/s per row, and the packed rows' speed-up
 // over each separate back end: K cell-steps a packed step against one a
 // separate step.
+#include "BenchUtil.h"
 #include "app/Compile.h"
 #include "mix/Compiler.h"
 #include "runtime/core/HostMemory.h"
@@ -25,18 +26,8 @@
 #include <sstream>
 
 namespace {
-std::vector<std::string> splitList(const std::string &s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    out.push_back(item);
-  return out;
-}
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using mixc::bench::now;
+using mixc::bench::splitList;
 
 struct Batch {
   at::Tensor tokens, readout, target;

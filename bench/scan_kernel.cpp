@@ -7,6 +7,7 @@
 // the same random inputs, forward alone and forward + backward, and prints
 // scan / primitive.
 //   build/bench/scan_kernel [--d 64] [--d-state 16] [--batch 32] [--seq 64] [--reps 20] [--threads 1]
+#include "BenchUtil.h"
 #include "app/Compile.h"
 #include "runtime/core/Generated.h"
 #include "runtime/core/Model.h"
@@ -21,9 +22,7 @@
 #include <map>
 
 namespace {
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using mixc::bench::now;
 
 struct Compiled {
   mix::CompileResult result;

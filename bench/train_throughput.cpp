@@ -15,6 +15,7 @@
 // floating-point work (3 forwards, counted from the graph by abi/Flops.h),
 // the GFLOP/s it reaches, and that as a share of this machine's FMA peak on
 // the threads used (bench/Peak.h, measured first in the same process).
+#include "BenchUtil.h"
 #include "Peak.h"
 #include "abi/Flops.h"
 #include "app/Compile.h"
@@ -37,18 +38,8 @@
 #include <sstream>
 
 namespace {
-std::vector<std::string> splitList(const std::string &s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    out.push_back(item);
-  return out;
-}
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using mixc::bench::now;
+using mixc::bench::splitList;
 
 struct Timing {
   double fwd = 0, bwd = 0, upd = 0; // seconds per step

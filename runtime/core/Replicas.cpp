@@ -194,7 +194,12 @@ std::unique_ptr<ReplicatedModel> ReplicatedModel::create(graph::Graph g, int64_t
     error = "the model's output '" + graph.outputs[0] + "' does not depend on the tokens";
     return nullptr;
   }
-  m->initParameters(std::vector<uint64_t>(replicas, 0));
+  // Zeros until initParameters draws them, as Model::create leaves its own.
+  for (size_t i = 0; i < graph.params.size(); ++i) {
+    std::vector<int64_t> shape{replicas};
+    shape.insert(shape.end(), graph.params[i].shape.begin(), graph.params[i].shape.end());
+    m->tensors_.push_back({graph.params[i].name, at::zeros(shape, at::kFloat).set_requires_grad(graph.params[i].trainable)});
+  }
   return m;
 }
 
@@ -207,10 +212,9 @@ void ReplicatedModel::initParameters(const std::vector<uint64_t> &seeds) {
     for (size_t i = 0; i < perTensor.size(); ++i)
       perTensor[i].push_back(member_->tensors()[i].second.detach());
   }
-  tensors_.clear();
-  for (size_t i = 0; i < perTensor.size(); ++i)
-    tensors_.push_back({member_->tensors()[i].first,
-                        at::stack(perTensor[i], 0).to(device()).set_requires_grad(graph().params[i].trainable)});
+  for (size_t i = 0; i < perTensor.size(); ++i) // drawn on the host, then where the pack is
+    tensors_[i].second =
+        at::stack(perTensor[i], 0).to(tensors_[i].second.device()).set_requires_grad(graph().params[i].trainable);
 }
 
 std::string ReplicatedModel::setReplica(int64_t k, const Model &model) {

@@ -117,20 +117,19 @@ void ReplicaAdamW::step(const std::vector<double> &lr, const std::vector<double>
                   static_cast<int64_t>(active.size()) == replicas_,
               "ReplicaAdamW::step: one learning rate, weight decay and flag a replica");
   torch::NoGradGuard noGrad;
-  for (int64_t k = 0; k < replicas_; ++k) {
-    if (!active[k])
+  for (int64_t k = 0; k < replicas_; ++k)
+    steps_[k] += active[k] ? 1 : 0;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    at::Tensor &p = params_[i];
+    if (!p.grad().defined())
       continue;
-    ++steps_[k];
-    const Hyper h{lr[k], weightDecay[k], 0.9, 0.999, 1e-8};
-    for (size_t i = 0; i < params_.size(); ++i) {
-      at::Tensor &p = params_[i];
-      if (!p.grad().defined())
-        continue;
-      const at::Tensor g = p.grad().contiguous();
-      const int64_t n = p.numel() / replicas_, at = k * n;
-      adamwStep(h, steps_[k], p.data_ptr<float>() + at, g.data_ptr<float>() + at,
-                expAvg_[i].data_ptr<float>() + at, expAvgSq_[i].data_ptr<float>() + at, n);
-    }
+    const at::Tensor g = p.grad().contiguous();
+    const int64_t n = p.numel() / replicas_; // floats a replica
+    for (int64_t k = 0; k < replicas_; ++k)
+      if (active[k])
+        adamwStep({lr[k], weightDecay[k], 0.9, 0.999, 1e-8}, steps_[k], p.data_ptr<float>() + k * n,
+                  g.data_ptr<float>() + k * n, expAvg_[i].data_ptr<float>() + k * n,
+                  expAvgSq_[i].data_ptr<float>() + k * n, n);
   }
 }
 

@@ -112,22 +112,46 @@ int timeSteps(const Options &o, const mixc::train::TrainConfig &config, const mi
   return 0;
 }
 
-/// `mixc train A.toml B.toml ...`: the runs as one pack (trainPack).
+/// A training config as train runs it: `file` with --set and --config,
+/// OpenMP's passive wait when it asks for threads, the task's vocabulary
+/// bound to the model (an error then starts with `where`), and --max-steps.
+Status loadTrainRun(const Options &o, const std::string &file, const std::string &where,
+                    mixc::train::TrainConfig &config) {
+  if (Status st = mixc::app::loadTrainConfig(file, o.sets, o.config, config, std::cerr); !st.isOk())
+    return st;
+  if (config.threads > 1)
+    // OpenMP's idle workers (LibTorch's, the kernels') spin by default and
+    // take the cores from OpenBLAS's own threads and back: measured on a
+    // 2-core machine, 2 threads ran at 0.5-0.8x of 1; waiting passively,
+    // 1.4-1.5x (bench/results/threads-*.txt). libgomp reads the policy
+    // when it loads, so the process restarts itself once with it set.
+    mixc::support::restartWithEnvironment("OMP_WAIT_POLICY", "passive");
+  std::string error;
+  if (!mixc::train::bindTaskToModel(config, error))
+    return Status::failed(where + error);
+  if (o.maxSteps > 0)
+    config.maxSteps = o.maxSteps;
+  return Status::ok();
+}
+
+/// `mixc train A.toml B.toml ...`: the runs as one pack (trainPack). The
+/// model is compiled once, and again only for a config whose [model] says
+/// something else, to compare the graphs.
 int cmdTrainPack(const Options &o) {
   if (!o.outDir.empty() || o.timeSteps > 0 || !o.initFrom.empty())
     return usage("train with several configs trains them as one pack: each config's [output] dir names its run "
                  "(no --out), and --time-steps and --init-from take one config");
   std::vector<mixc::train::TrainConfig> configs(o.files.size());
   mixc::app::TrainModel model;
-  std::string graphJson, error;
+  std::string graphJson;
   for (size_t i = 0; i < o.files.size(); ++i) {
     mixc::train::TrainConfig &config = configs[i];
-    if (Status st = mixc::app::loadTrainConfig(o.files[i], o.sets, o.config, config, std::cerr); !st.isOk())
+    if (Status st = loadTrainRun(o, o.files[i], o.files[i] + ": ", config); !st.isOk())
       return report(st);
-    if (!mixc::train::bindTaskToModel(config, error))
-      return report(Status::failed(o.files[i] + ": " + error));
-    if (o.maxSteps > 0)
-      config.maxSteps = o.maxSteps;
+    const mixc::train::TrainConfig &first = configs[0];
+    if (i > 0 && config.modelFile == first.modelFile && config.modelName == first.modelName &&
+        config.modelConfig == first.modelConfig)
+      continue; // the same [model]: the same graph
     mixc::app::TrainModel own;
     if (Status st = mixc::app::modelForConfig(config, o.rewrite, o.includeDirs, own, std::cerr); !st.isOk())
       return report(st);
@@ -135,9 +159,8 @@ int cmdTrainPack(const Options &o) {
     if (i > 0 && json != graphJson)
       return report(Status::failed(o.files[i] + "'s model differs from " + o.files[0] +
                                    "'s ([model] file, name or config): the runs of a pack share one graph"));
-    graphJson = json;
     if (i == 0)
-      model = std::move(own);
+      graphJson = json, model = std::move(own);
   }
   if (o.backend == "generated")
     std::cerr << "note: a pack runs on the LibTorch path; --backend=generated is not used\n";
@@ -152,22 +175,10 @@ int cmdTrain(const Options &o) {
   if (at::Device device(at::kCPU); !mixc::rt::resolveDevice(o.device, device, error))
     return report(Status::failed(error)); // one line, exit 1: what this LibTorch or machine lacks
   mixc::train::TrainConfig config;
-  if (Status st = mixc::app::loadTrainConfig(o.files.empty() ? "" : o.files[0], o.sets, o.config, config, std::cerr);
-      !st.isOk())
+  if (Status st = loadTrainRun(o, o.files.empty() ? "" : o.files[0], "", config); !st.isOk())
     return report(st);
-  if (config.threads > 1)
-    // OpenMP's idle workers (LibTorch's, the kernels') spin by default and
-    // take the cores from OpenBLAS's own threads and back: measured on a
-    // 2-core machine, 2 threads ran at 0.5-0.8x of 1; waiting passively,
-    // 1.4-1.5x (bench/results/threads-*.txt). libgomp reads the policy
-    // when it loads, so the process restarts itself once with it set.
-    mixc::support::restartWithEnvironment("OMP_WAIT_POLICY", "passive");
-  if (!mixc::train::bindTaskToModel(config, error))
-    return report(Status::failed(error));
   if (!o.outDir.empty())
     config.outDir = o.outDir;
-  if (o.maxSteps > 0)
-    config.maxSteps = o.maxSteps;
   mixc::app::TrainModel model;
   if (Status st = mixc::app::modelForConfig(config, o.rewrite, o.includeDirs, model, std::cerr); !st.isOk())
     return report(st);
