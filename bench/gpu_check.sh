@@ -17,7 +17,9 @@
 #      (-DMIXC_WITH_COMPILER=OFF, build-gpu/): build.log
 #   2. training-step time per model at d = 64 and 128 on the GPU, generated
 #      kernels and LibTorch-CUDA, beside the generated kernels on one CPU
-#      core: throughput.csv (kernels built first, in parallel)
+#      core: throughput.csv (kernels built first, in parallel); and a pack of
+#      five learning rates per paper model at d = 64 against one run alone
+#      (mixc train with five configs): packed.csv
 #   3. cuda_check: each model's logits and gradients, generated vs LibTorch,
 #      and the recurrences against chunked PyTorch peers: cuda_check.txt
 #   4. the AR d = 64 row of the paper's seven models at the paper's recipe
@@ -156,6 +158,26 @@ run)
   done
   say "2. step times (ms, batch 32 x 37 tokens): throughput.csv"
   column -s, -t "$OUTDIR/throughput.csv" | tee -a "$SUMMARY"
+  # 2b. A pack of the d = 64 row's five learning rates (mixc train with five
+  # configs: one program, LibTorch) per paper model, against one run alone.
+  echo "model,d,replicas,gpu_pack_ms,gpu_alone_libtorch_ms,gpu_alone_generated_ms,cells_per_s_vs_libtorch,cells_per_s_vs_generated" > "$OUTDIR/packed.csv"
+  for m in $PAPER; do
+    [ -f "$WORK/$m-d64.toml" ] || continue
+    [ "$(left)" -gt 220 ] || { say "2b. packed step times: stopped for time"; break; }
+    files=()
+    for lr in 1e-4 3e-4 1e-3 3e-3 1e-2; do
+      sed -e "s|^lr = .*|lr = $lr|" -e "s|^dir = .*|dir = \"$WORK/pack-$m-$lr\"|" "$WORK/$m-d64.toml" > "$WORK/pack-$m-$lr.toml"
+      files+=("$WORK/pack-$m-$lr.toml")
+    done
+    p=$(step_ms "${files[@]}" --time-steps 20 --device "$DEVICE" || true)
+    row=$(grep "^$m,64," "$OUTDIR/throughput.csv" || true)
+    l=$(echo "$row" | cut -d, -f4); g=$(echo "$row" | cut -d, -f3)
+    rl=$(awk -v p="$p" -v a="$l" 'BEGIN { if (p > 0 && a > 0) printf "%.2f", 5 * a / p }')
+    rg=$(awk -v p="$p" -v a="$g" 'BEGIN { if (p > 0 && a > 0) printf "%.2f", 5 * a / p }')
+    echo "$m,64,5,$p,$l,$g,$rl,$rg" >> "$OUTDIR/packed.csv"
+  done
+  say "2b. packed step times (5 learning rates as one pack, ms a step of the pack): packed.csv"
+  column -s, -t "$OUTDIR/packed.csv" | tee -a "$SUMMARY"
 
   # 3. cuda_check on the d = 64 models.
   if [ "$(left)" -gt 150 ]; then
@@ -206,7 +228,7 @@ PY
   say "total $(( $(date +%s) - START )) s"
   ;;
 *)
-  sed -n 2,26p "$0"
+  sed -n 2,33p "$0"
   exit 2
   ;;
 esac

@@ -29,8 +29,9 @@ std::string slurmScript(const SlurmJob &job) {
   std::ostringstream s;
   s << "#!/bin/bash\n"
     << "# mixc sweep " << job.name << ": " << job.cells.size()
-    << " cells as a SLURM job array (written by mixc sweep --engine=slurm).\n"
-    << "# Array task i runs cells[i]: its training, its interventions, then its rows in the\n"
+    << " array tasks (written by mixc sweep --engine=slurm).\n"
+    << "# Array task i runs cells[i] (a cell, or \"a,b,c\": those cells trained as one pack):\n"
+    << "# the training, the interventions, then the rows in the\n"
     << "# sweep's results.csv and attrib.csv. Resubmitting (mixc sweep --engine=slurm again)\n"
     << "# runs only the cells that have not finished; a cancelled one resumes from its checkpoint.\n"
     << "#SBATCH --job-name=mixc-" << job.name << "\n"

@@ -29,7 +29,7 @@ std::string sbatchValueProblem(const std::string &value);
 
 struct SlurmJob {
   std::string name;                                     // the sweep's: the job is mixc-<name>
-  std::vector<std::string> cells;                       // array task i runs cells[i]
+  std::vector<std::string> cells;                       // array task i runs cells[i] ("a,b,c": a pack)
   std::vector<std::string> command;                     // the `mixc sweep ... --cell` argv, before the cell
   std::string workDir;                                  // the tasks start here
   std::string logDir;                                   // <job>_<task>.log files

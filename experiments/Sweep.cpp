@@ -3,6 +3,7 @@
 #include "support/StepTiming.h"
 #include "support/Format.h"
 #include "experiments/Csv.h"
+#include "experiments/Packs.h"
 #include "experiments/Slurm.h"
 #include "runtime/train/Config.h"
 #include "support/AtomicWrite.h"
@@ -13,6 +14,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <deque>
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
@@ -47,7 +49,7 @@ struct Axis {
 struct Spec {
   std::string name, title, description, scale;
   fs::path file, base, out;
-  int64_t jobs = 0;
+  int64_t jobs = 0, pack = 0;
   std::vector<Axis> axes;
   toml::table fixed; // path → value, applied to every cell
   std::vector<std::string> scripts;
@@ -261,7 +263,7 @@ Spec readSpec(const SweepOptions &o) {
       throw SweepError{where(s.file, k.source()) + ": error: unknown section [" +
                        std::string(k.str()) + "]; valid sections: sweep, grid, scale, interventions, slurm"};
   const toml::table &sweep = tableAt(s.file, root, "sweep");
-  onlyKeys(s.file, sweep, "sweep", {"name", "title", "description", "base", "out", "jobs"});
+  onlyKeys(s.file, sweep, "sweep", {"name", "title", "description", "base", "out", "jobs", "pack"});
   s.name = sweep["name"].value_or(s.file.stem().string());
   s.title = sweep["title"].value_or(s.name);
   s.description = sweep["description"].value_or(std::string());
@@ -270,6 +272,11 @@ Spec readSpec(const SweepOptions &o) {
     if (!jobs->is_integer() || jobs->as_integer()->get() < 1 || jobs->as_integer()->get() > 1024)
       fail(s.file, *jobs, "[sweep] jobs is the number of cells run at once: an integer in [1, 1024]");
     s.jobs = jobs->as_integer()->get();
+  }
+  if (const toml::node *pack = sweep.get("pack")) {
+    if (!pack->is_integer() || pack->as_integer()->get() < 1 || pack->as_integer()->get() > 1024)
+      fail(s.file, *pack, "[sweep] pack is the most cells trained as one pack: an integer in [1, 1024]");
+    s.pack = pack->as_integer()->get();
   }
   const fs::path dir = s.file.parent_path();
   const std::vector<fs::path> near = {dir, fs::current_path(), o.projectRoot};
@@ -453,6 +460,56 @@ int64_t jobsOf(const SweepOptions &o, const Spec &s) {
   return o.jobs > 0 ? o.jobs : s.jobs > 0 ? s.jobs : std::max<int64_t>(1, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
+/// "a,b,c" → {"a", "b", "c"} (cell names hold no commas: letters, digits, . - _).
+std::vector<std::string> splitNames(const std::string &list) {
+  std::vector<std::string> names;
+  std::stringstream in(list);
+  for (std::string name; std::getline(in, name, ',');)
+    if (!name.empty())
+      names.push_back(name);
+  return names;
+}
+
+/// Cells trained as one pack: --pack, else [sweep] pack, else 1.
+int64_t packOf(const SweepOptions &o, const Spec &s) { return o.pack > 0 ? o.pack : s.pack > 0 ? s.pack : 1; }
+
+/// The cells `todo` as the units a sweep launches: one cell, or a pack's
+/// members (experiments/Packs.h). --cell a,b,c: those cells as one pack.
+std::vector<std::vector<size_t>> unitsOf(const Spec &s, const SweepOptions &o, const std::vector<Cell> &cells,
+                                         const std::vector<size_t> &todo) {
+  const int64_t k = o.cell.find(',') != std::string::npos ? static_cast<int64_t>(todo.size()) : packOf(o, s);
+  std::vector<PackCandidate> candidates;
+  for (size_t i : todo) {
+    const fs::path dir = s.out / cells[i].name;
+    PackCandidate c;
+    if (k > 1)
+      c.key = packKey(cellTable(s, cells[i], dir, o.projectRoot));
+    if (fs::exists(dir / "result.toml"))
+      c.start = PackCandidate::Start::Trained;
+    else if (fs::exists(dir / "checkpoint.pt")) {
+      c.start = PackCandidate::Start::Resumes;
+      std::ifstream in(dir / "pack.txt");
+      std::stringstream text;
+      text << in.rdbuf();
+      c.packedWith = text.str();
+    }
+    candidates.push_back(c);
+  }
+  std::vector<std::vector<size_t>> units = formPacks(candidates, k);
+  for (auto &unit : units)
+    for (size_t &i : unit)
+      i = todo[i];
+  return units;
+}
+
+/// "a,b,c": the names of a unit's cells (a SLURM array task's --cell).
+std::string unitName(const std::vector<Cell> &cells, const std::vector<size_t> &unit) {
+  std::string name;
+  for (size_t i : unit)
+    name += (name.empty() ? "" : ",") + cells[i].name;
+  return name;
+}
+
 std::string hours(double seconds) {
   char buf[64];
   if (seconds < 3600)
@@ -462,12 +519,44 @@ std::string hours(double seconds) {
   return buf;
 }
 
-/// --dry-run's estimate: a few timed steps for each distinct cell shape
-/// (in a scratch folder, removed after), scaled to every unfinished cell's
-/// steps and evaluations. Interventions and early stopping are left out:
-/// the first costs a few forward passes per cell, the second only shortens.
-void printEstimate(const Spec &s, const std::vector<Cell> &cells,
-                   const std::map<std::string, std::string> &status, const SweepOptions &o, std::ostream &out) {
+/// Seconds of one unit of cells like `files` (a cell, or a pack of them)
+/// from `mixc train FILES --time-steps 5` (< 0: it could not be timed, said).
+double timeUnit(const SweepOptions &o, const std::vector<std::string> &files, const fs::path &timed,
+                const std::string &name, std::ostream &out) {
+  using support::format;
+  std::vector<std::string> argv = {o.self, "train"};
+  argv.insert(argv.end(), files.begin(), files.end());
+  argv.insert(argv.end(), {"--time-steps", "5", "--out", timed.string()}); // its step-timing.json
+  if (files.size() == 1)
+    argv.push_back("--backend=" + o.backend); // a pack runs on the LibTorch path
+  if (!o.devices.empty() && o.engine == "local") // timed where the cells will run
+    argv.push_back("--device=" + o.devices.front());
+  std::string printed, err;
+  out << std::flush;
+  const int code = support::runCapture(argv, printed, err);
+  support::StepTiming t;
+  std::string unread;
+  const bool read = code == 0 && support::readStepTiming(timed.string(), t, unread);
+  const double secs = read && t.totalSteps > 0 && t.stepSec > 0 ? t.totalSteps * t.stepSec + std::max(0.0, t.evalSec) : -1;
+  const std::string what = files.size() == 1 ? name + " and cells like it"
+                                             : "packs of " + std::to_string(files.size()) + " like " + name;
+  if (secs < 0) {
+    const std::string why = code != 0 ? err.substr(0, err.find('\n')) : unread;
+    out << format("estimate: cannot time %s (exit %d): %s\n", what.c_str(), code, why.c_str());
+  } else {
+    out << format("estimate: %s: %s each (%lld steps x %.1f ms, %s back end)\n", what.c_str(), hours(secs).c_str(),
+                  static_cast<long long>(t.totalSteps), 1e3 * t.stepSec, t.backend.c_str());
+  }
+  return secs;
+}
+
+/// --dry-run's estimate: a few timed steps for each distinct shape of unit
+/// (a cell, or a pack of a size; in a scratch folder, removed after), scaled
+/// to every unit's steps and evaluations. Interventions and early stopping
+/// are left out: the first costs a few forward passes per cell, the second
+/// only shortens.
+void printEstimate(const Spec &s, const std::vector<Cell> &cells, const std::vector<std::vector<size_t>> &units,
+                   const SweepOptions &o, std::ostream &out) {
   using support::format;
   char scratchTemplate[] = "/tmp/mixc-estimate-XXXXXX";
   if (!mkdtemp(scratchTemplate)) {
@@ -475,55 +564,41 @@ void printEstimate(const Spec &s, const std::vector<Cell> &cells,
     return;
   }
   const fs::path scratch = scratchTemplate;
-  std::map<std::string, double> costOf; // cost key → seconds of one cell (< 0: failed)
+  std::map<std::string, double> costOf; // cost key and pack size → seconds of one unit (< 0: failed)
   double total = 0;
-  size_t counted = 0, shapes = 0;
-  for (const Cell &c : cells) {
-    if (status.count(c.name))
-      continue;
-    toml::table cfg = cellTable(s, c, scratch / "run", o.projectRoot);
-    std::string key = costKey(cfg);
+  size_t counted = 0, shapes = 0, packs = 0, packedCells = 0;
+  for (const std::vector<size_t> &unit : units) {
+    std::string key = costKey(cellTable(s, cells[unit[0]], scratch, o.projectRoot)) + "\npack " +
+                      std::to_string(unit.size());
     auto it = costOf.find(key);
     if (it == costOf.end()) {
       ++shapes;
-      const fs::path file = scratch / ("shape" + std::to_string(shapes) + ".toml");
-      std::ostringstream text;
-      text << cfg << "\n";
-      writeFileAtomically(file.string(), text.str());
-      const fs::path timed = scratch / ("timed" + std::to_string(shapes)); // its step-timing.json
-      std::string printed, err;
-      out << std::flush;
-      std::vector<std::string> argv = {o.self,          "train", file.string(), "--time-steps", "5",
-                                       "--out",         timed.string(), "--backend=" + o.backend};
-      if (!o.devices.empty() && o.engine == "local") // timed where the cells will run
-        argv.push_back("--device=" + o.devices.front());
-      int code = support::runCapture(argv, printed, err);
-      support::StepTiming t;
-      std::string unread;
-      const bool read = code == 0 && support::readStepTiming(timed.string(), t, unread);
-      double secs = read && t.totalSteps > 0 && t.stepSec > 0 ? t.totalSteps * t.stepSec + std::max(0.0, t.evalSec) : -1;
-      if (secs < 0) {
-        std::string why = code != 0 ? err.substr(0, err.find('\n')) : unread;
-        out << format("estimate: cannot time %s (exit %d): %s\n", c.name.c_str(), code, why.c_str());
-      } else {
-        out << format("estimate: %s and cells like it: %s each (%lld steps x %.1f ms, %s back end)\n",
-                      c.name.c_str(), hours(secs).c_str(), static_cast<long long>(t.totalSteps), 1e3 * t.stepSec,
-                      t.backend.c_str());
+      std::vector<std::string> files;
+      for (size_t m = 0; m < unit.size(); ++m) { // each member's own settings, a scratch run folder
+        const fs::path file = scratch / format("shape%zu-%zu.toml", shapes, m);
+        std::ostringstream text;
+        text << cellTable(s, cells[unit[m]], scratch / format("run%zu", m), o.projectRoot) << "\n";
+        writeFileAtomically(file.string(), text.str());
+        files.push_back(file.string());
       }
+      const double secs = timeUnit(o, files, scratch / format("timed%zu", shapes), cells[unit[0]].name, out);
       it = costOf.emplace(key, secs).first;
     }
     if (it->second >= 0) {
       total += it->second;
-      ++counted;
+      counted += unit.size();
+      packs += unit.size() > 1;
+      packedCells += unit.size() > 1 ? unit.size() : 0;
     }
   }
   std::error_code ec;
   fs::remove_all(scratch, ec);
   int64_t jobs = jobsOf(o, s);
-  out << format("estimate: %zu cells to run (%zu distinct shapes timed, 5 steps each, --backend=%s): "
+  const std::string packed = packs ? format("%zu in %zu packs; ", packedCells, packs) : "";
+  out << format("estimate: %zu cells to run (%s%zu distinct shapes timed, 5 steps each, --backend=%s): "
                 "%s of %s time, about %s wall at --jobs %lld (training and evaluation; "
                 "interventions and early stopping not counted)\n",
-                counted, shapes, o.backend.c_str(), hours(total).c_str(),
+                counted, packed.c_str(), shapes, o.backend.c_str(), hours(total).c_str(),
                 o.devices.empty() || o.engine != "local" ? "CPU" : o.devices.front().c_str(),
                 hours(total / static_cast<double>(jobs)).c_str(), (long long)jobs);
 }
@@ -584,14 +659,18 @@ pid_t spawnRunner(const std::vector<std::vector<std::string>> &commands, const f
   _exit(0);
 }
 
-/// The log's last line that mentions an error (else its first line).
-std::string errorLine(const fs::path &log) {
+/// The log's last line that mentions an error (else its first line); one
+/// that also names `dir` first (a pack's log holds every member's errors).
+std::string errorLine(const fs::path &log, const std::string &dir) {
   std::ifstream in(log);
-  std::string line, last;
-  while (std::getline(in, line))
+  std::string line, last, own;
+  while (std::getline(in, line)) {
     if (line.find("error") != std::string::npos || last.empty())
       last = line;
-  return last;
+    if (line.find("error") != std::string::npos && line.find(dir) != std::string::npos)
+      own = line;
+  }
+  return own.empty() ? last : own;
 }
 
 /// Changes the sweep's tables as one writer (module comment in Sweep.h):
@@ -645,7 +724,7 @@ std::map<std::string, std::string> submittedTasks(const fs::path &out, std::vect
     std::ifstream in(script);
     std::stringstream text;
     text << in.rdbuf();
-    std::vector<std::string> cells = cellsOfScript(text.str());
+    std::vector<std::string> cells = cellsOfScript(text.str()); // a task's cell, or its pack "a,b,c"
     for (size_t i = 0; i < cells.size(); ++i)
       cellOf[id + "_" + std::to_string(i)] = cells[i];
   }
@@ -663,7 +742,8 @@ std::map<std::string, std::string> cellStates(const fs::path &out, const std::ve
   std::map<std::string, std::string> queued; // cell -> squeue state
   for (const auto &[task, state] : slurmQueue(jobIds, note))
     if (auto it = cellOf.find(task); it != cellOf.end())
-      queued[it->second] = state;
+      for (const std::string &cell : splitNames(it->second))
+        queued[cell] = state;
   std::map<std::string, std::string> states;
   for (const Cell &c : cells) {
     std::string state;
@@ -747,19 +827,22 @@ support::Status planCells(const Spec &s, const std::vector<Cell> &cells, const s
   for (size_t i = 0; i < cells.size(); ++i)
     if (!status.count(cells[i].name) || (rerunFailed && status.at(cells[i].name) == "failed"))
       todo.push_back(i);
-  if (!o.cell.empty()) { // one cell: a SLURM array task, or a user's
-    auto it = std::find_if(cells.begin(), cells.end(), [&](const Cell &c) { return c.name == o.cell; });
-    if (it == cells.end())
-      return Status::failed("--cell " + o.cell + ": the sweep " + s.name + " has no such cell (" +
-                            std::to_string(cells.size()) + " cells; `mixc sweep " + o.file +
-                            " --status` lists them)");
-    const size_t i = static_cast<size_t>(it - cells.begin());
-    if (status.count(o.cell) && status.at(o.cell) == "ok") {
-      io.out << "cell " << o.cell << " has finished already (its rows are in " << resultsPath.string() << ")\n";
-      finished = true;
-      return Status::ok();
+  if (!o.cell.empty()) { // one cell (or one pack, "a,b,c"): a SLURM array task, or a user's
+    todo.clear();
+    for (const std::string &name : splitNames(o.cell)) {
+      auto it = std::find_if(cells.begin(), cells.end(), [&](const Cell &c) { return c.name == name; });
+      if (it == cells.end())
+        return Status::failed("--cell " + name + ": the sweep " + s.name + " has no such cell (" +
+                              std::to_string(cells.size()) + " cells; `mixc sweep " + o.file +
+                              " --status` lists them)");
+      if (status.count(name) && status.at(name) == "ok")
+        io.out << "cell " << name << " has finished already (its rows are in " << resultsPath.string() << ")\n";
+      else
+        todo.push_back(static_cast<size_t>(it - cells.begin()));
     }
-    todo = {i};
+    finished = todo.empty();
+    if (finished)
+      return Status::ok();
   }
   if (o.cell.empty())
     io.out << format("sweep %s%s: %zu cells (%zu finished before, %zu to run) in %s\n", s.name.c_str(),
@@ -816,8 +899,8 @@ support::Status submitToSlurm(const Spec &s, const SweepOptions &o, const std::v
       submit.push_back(i);
   SlurmJob job;
   job.name = s.name;
-  for (size_t i : submit)
-    job.cells.push_back(cells[i].name);
+  for (const std::vector<size_t> &unit : unitsOf(s, o, cells, submit)) // a task per cell, or per pack
+    job.cells.push_back(unitName(cells, unit));
   const fs::path out = fs::absolute(s.out).lexically_normal();
   job.command = {o.self, "sweep", fs::absolute(o.file).lexically_normal().string()};
   if (!o.scale.empty())
@@ -865,7 +948,7 @@ support::Status submitToSlurm(const Spec &s, const SweepOptions &o, const std::v
                       (o.outDir.empty() ? "" : " --out " + o.outDir);
   io.out << format("submitted job %s: %zu cells as array tasks 0-%zu (%s); logs in %s; "
                    "progress: %s --status\n",
-                   jobId.c_str(), submit.size(), submit.size() - 1, path.string().c_str(),
+                   jobId.c_str(), submit.size(), job.cells.size() - 1, path.string().c_str(),
                    job.logDir.c_str(), again.c_str());
   return Status::ok();
 }
@@ -914,7 +997,7 @@ std::map<std::string, std::string> recordCell(const Spec &s, const Cell &c, int 
     }
   } else {
     row["status"] = "failed";
-    row["error"] = errorLine(dir / "log.txt");
+    row["error"] = errorLine(dir / "log.txt", fs::absolute(dir).string());
   }
   char wall[32];
   std::snprintf(wall, sizeof wall, "%.1f", seconds);
@@ -933,19 +1016,23 @@ std::map<std::string, std::string> recordCell(const Spec &s, const Cell &c, int 
   return row;
 }
 
-/// --engine=local: the cells as child processes, `jobs` at a time; a
-/// finished cell is recorded at once, an interrupted one is continued by the
-/// next run of the same command.
+/// --engine=local: the units (a cell, or a pack's cells) as child
+/// processes, `jobs` at a time. A cell alone runs `mixc train` then its
+/// interventions; a pack runs one `mixc train` of all its configs, then
+/// each trained member's interventions as a unit of its own (first in line).
+/// A finished cell is recorded at once, an interrupted one is continued by
+/// the next run of the same command.
 class LocalSweep {
 public:
   LocalSweep(const Spec &s, const SweepOptions &o, const std::vector<Cell> &cells, const support::Console &io)
       : s(s), o(o), cells(cells), io(io) {}
 
-  support::Status run(const std::vector<size_t> &todo);
+  support::Status run(const std::vector<std::vector<size_t>> &units);
 
 private:
   struct Running {
-    size_t cell;
+    std::vector<size_t> cells; // one cell, or a pack's members
+    bool packTraining = false; // the pack's `mixc train` (its members' interventions follow)
     std::chrono::steady_clock::time_point start;
     int64_t slot; // which of the `jobs` slots (its device: o.devices)
   };
@@ -954,47 +1041,52 @@ private:
   const std::vector<Cell> &cells;
   const support::Console &io;
   std::map<pid_t, Running> running;
-  size_t done = 0, failed = 0;
+  std::deque<size_t> trained;             // pack members whose interventions are still to run
+  std::map<size_t, double> trainSeconds;  // their pack's wall time
+  size_t done = 0, failed = 0, total = 0;
   double busySeconds = 0;
   bool interrupted = false;
+  std::chrono::steady_clock::time_point sweepStart;
 
-  /// Starts cell i's runner (train, then each script's intervene) in a free slot.
-  bool launch(size_t i) {
-    auto taken = [&](int64_t k) {
-      return std::any_of(running.begin(), running.end(), [&](const auto &r) { return r.second.slot == k; });
-    };
-    int64_t slot = 0; // the first free one
-    while (taken(slot))
+  int64_t freeSlot() const {
+    int64_t slot = 0;
+    while (std::any_of(running.begin(), running.end(), [&](const auto &r) { return r.second.slot == slot; }))
       ++slot;
-    const Cell &c = cells[i];
-    fs::path dir = s.out / c.name;
-    std::string error; // a full disk or a read-only folder: said, and the sweep stops starting cells
+    return slot;
+  }
+  /// Cell i's folder and cell.toml; false (said) on a full disk or a read-only folder.
+  bool prepare(size_t i) {
+    const fs::path dir = s.out / cells[i].name;
+    std::string error;
     if (!support::makeFolder(dir.string(), error) ||
-        !support::writeFileAtomically((dir / "cell.toml").string(), cellConfig(s, c, dir, o.projectRoot), error)) {
-      io.log << "error: cannot start " << c.name << ": " << error << "; stopping the sweep\n";
+        !support::writeFileAtomically((dir / "cell.toml").string(), cellConfig(s, cells[i], dir, o.projectRoot),
+                                      error)) {
+      io.log << "error: cannot start " << cells[i].name << ": " << error << "; stopping the sweep\n";
       return false;
     }
-    std::vector<std::vector<std::string>> cmds;
-    std::vector<std::string> train = {o.self, "train", (dir / "cell.toml").string(), "--quiet",
-                                      "--backend=" + o.backend};
-    if (!o.devices.empty())
-      train.push_back("--device=" + o.devices[static_cast<size_t>(slot) % o.devices.size()]);
-    if (fs::exists(dir / "checkpoint.pt"))
-      train.push_back("--resume"); // an interrupted cell continues
-    cmds.push_back(train);
-    for (const std::string &script : s.scripts)
-      cmds.push_back({o.self, "intervene", dir.string(), script, "--size",
-                      std::to_string(s.interveneSize), "--out",
-                      (dir / "interventions" / fs::path(script).stem()).string()});
-    io.out << std::flush;
-    pid_t pid = spawnRunner(cmds, dir / "log.txt");
-    if (pid < 0) {
-      io.log << "error: cannot start a process for " << c.name << "; stopping the sweep\n";
-      return false;
-    }
-    running[pid] = {i, std::chrono::steady_clock::now(), slot};
     return true;
   }
+  std::vector<std::vector<std::string>> interventions(size_t i) const {
+    const fs::path dir = s.out / cells[i].name;
+    std::vector<std::vector<std::string>> cmds;
+    for (const std::string &script : s.scripts)
+      cmds.push_back({o.self, "intervene", dir.string(), script, "--size", std::to_string(s.interveneSize),
+                      "--out", (dir / "interventions" / fs::path(script).stem()).string()});
+    return cmds;
+  }
+  bool start(const std::vector<std::vector<std::string>> &cmds, const fs::path &log, Running r) {
+    io.out << std::flush;
+    pid_t pid = spawnRunner(cmds, log);
+    if (pid < 0) {
+      io.log << "error: cannot start a process for " << unitName(cells, r.cells) << "; stopping the sweep\n";
+      return false;
+    }
+    r.start = std::chrono::steady_clock::now();
+    running[pid] = r;
+    return true;
+  }
+  bool launchCell(size_t i, bool trainedAlready);
+  bool launchPack(const std::vector<size_t> &unit);
 
   /// A signal may arrive anywhere, also while a finished cell is recorded
   /// (not in waitpid): every pass looks at gStop before it waits.
@@ -1002,30 +1094,119 @@ private:
     if (!gStop || interrupted)
       return;
     interrupted = true;
-    io.log << "\nstopping " << running.size() << " running cells (they save checkpoints)...\n";
+    io.log << "\nstopping " << running.size() << " running units (they save checkpoints)...\n";
     for (const auto &[p, r] : running)
       kill(-p, SIGTERM);
   }
-  /// Records the cell that ended as `pid` with status `st` and prints its line.
-  void finish(pid_t pid, int st, size_t total, std::chrono::steady_clock::time_point sweepStart);
+  /// Records the unit that ended as `pid` with status `st` and prints its lines.
+  void finish(pid_t pid, int st);
+  void finishPack(const Running &r, int code, double secs);
+  void record(size_t i, int code, double secs);
 };
 
-void LocalSweep::finish(pid_t pid, int st, size_t total, std::chrono::steady_clock::time_point sweepStart) {
-  using support::format;
+/// Cell i alone: `mixc train` (continuing its checkpoint), then its
+/// interventions; `trainedAlready` (a pack trained it): the interventions only.
+bool LocalSweep::launchCell(size_t i, bool trainedAlready) {
+  const int64_t slot = freeSlot();
+  if (!trainedAlready && !prepare(i))
+    return false;
+  const fs::path dir = s.out / cells[i].name;
+  std::vector<std::vector<std::string>> cmds;
+  if (!trainedAlready) {
+    std::error_code ec; // trained alone from here on: an earlier pack no longer binds it (Packs.h)
+    fs::remove(dir / "pack.txt", ec);
+    std::vector<std::string> train = {o.self, "train", (dir / "cell.toml").string(), "--quiet",
+                                      "--backend=" + o.backend};
+    if (!o.devices.empty())
+      train.push_back("--device=" + o.devices[static_cast<size_t>(slot) % o.devices.size()]);
+    if (fs::exists(dir / "checkpoint.pt"))
+      train.push_back("--resume"); // an interrupted cell continues
+    cmds.push_back(train);
+  }
+  for (auto &cmd : interventions(i))
+    cmds.push_back(cmd);
+  return start(cmds, dir / "log.txt", {{i}, false, {}, slot});
+}
+
+/// A pack: every member's cell.toml and pack.txt, then one `mixc train` of
+/// all their configs (continuing their checkpoints), its output in the first
+/// member's pack.log (copied to every member's log.txt when it ends).
+bool LocalSweep::launchPack(const std::vector<size_t> &unit) {
+  const int64_t slot = freeSlot();
+  std::vector<std::string> names;
+  for (size_t i : unit)
+    names.push_back(cells[i].name);
+  std::vector<std::string> train = {o.self, "train"};
+  bool resumes = false;
+  for (size_t i : unit) {
+    const fs::path dir = s.out / cells[i].name;
+    std::string error;
+    if (!prepare(i))
+      return false;
+    if (!support::writeFileAtomically((dir / "pack.txt").string(), packFileText(names), error)) {
+      io.log << "error: cannot start " << cells[i].name << ": " << error << "; stopping the sweep\n";
+      return false;
+    }
+    train.push_back((dir / "cell.toml").string());
+    resumes |= fs::exists(dir / "checkpoint.pt");
+  }
+  train.push_back("--quiet");
+  if (!o.devices.empty())
+    train.push_back("--device=" + o.devices[static_cast<size_t>(slot) % o.devices.size()]);
+  if (resumes)
+    train.push_back("--resume"); // an interrupted pack continues (Packs.h: all its members have checkpoints)
+  const fs::path log = s.out / cells[unit[0]].name / "pack.log";
+  std::error_code ec;
+  fs::remove(log, ec);
+  return start({train}, log, {unit, true, {}, slot});
+}
+
+void LocalSweep::finish(pid_t pid, int st) {
   auto it = running.find(pid);
   if (it == running.end())
     return;
-  size_t i = it->second.cell;
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.start).count();
+  const Running r = it->second;
   running.erase(it);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
   int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   if (code == 130 || gStop) { // interrupted: not recorded, continued next time
     interrupted = true;
     return;
   }
+  busySeconds += secs;
+  if (r.packTraining)
+    return finishPack(r, code, secs);
+  const size_t i = r.cells[0];
+  if (auto t = trainSeconds.find(i); t != trainSeconds.end())
+    secs += t->second;
+  record(i, code, secs);
+}
+
+/// A pack's training ended: its log goes to every member's log.txt; a
+/// member that finished (result.toml) runs its interventions next, one that
+/// did not (its loss diverged, or the pack failed) is recorded as failed.
+void LocalSweep::finishPack(const Running &r, int code, double secs) {
+  const fs::path packLog = s.out / cells[r.cells[0]].name / "pack.log";
+  for (size_t i : r.cells) {
+    const fs::path dir = s.out / cells[i].name;
+    {
+      std::ifstream in(packLog);
+      std::ofstream(dir / "log.txt", std::ios::app) << in.rdbuf();
+    }
+    const bool finished = fs::exists(dir / "result.toml");
+    if (finished && !s.scripts.empty()) {
+      trained.push_back(i);
+      trainSeconds[i] = secs;
+    } else
+      record(i, finished ? 0 : code == 0 ? 1 : code, secs);
+  }
+}
+
+/// Cell i's rows, and its line on the console.
+void LocalSweep::record(size_t i, int code, double secs) {
+  using support::format;
   auto row = recordCell(s, cells[i], code, secs);
   ++done;
-  busySeconds += secs;
   bool ok = row["status"] == "ok";
   failed += !ok;
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweepStart).count();
@@ -1039,10 +1220,12 @@ void LocalSweep::finish(pid_t pid, int st, size_t total, std::chrono::steady_clo
   io.out << std::flush;
 }
 
-support::Status LocalSweep::run(const std::vector<size_t> &todo) {
+support::Status LocalSweep::run(const std::vector<std::vector<size_t>> &units) {
   using support::format;
   using support::Status;
   const int64_t jobs = jobsOf(o, s);
+  for (const auto &unit : units)
+    total += unit.size();
   gStop = 0;
   // Without SA_RESTART, so a signal wakes the waitpid() below.
   struct sigaction stop = {}, oldInt = {}, oldTerm = {};
@@ -1050,13 +1233,22 @@ support::Status LocalSweep::run(const std::vector<size_t> &todo) {
   sigemptyset(&stop.sa_mask);
   sigaction(SIGINT, &stop, &oldInt);
   sigaction(SIGTERM, &stop, &oldTerm);
-  const auto sweepStart = std::chrono::steady_clock::now();
+  sweepStart = std::chrono::steady_clock::now();
   size_t next = 0;
   bool launchFailed = false;
-  while (next < todo.size() || !running.empty()) {
-    while (!gStop && !launchFailed && next < todo.size() && static_cast<int64_t>(running.size()) < jobs)
-      if (!launch(todo[next++]))
-        launchFailed = true;
+  while (next < units.size() || !trained.empty() || !running.empty()) {
+    while (!gStop && !launchFailed && static_cast<int64_t>(running.size()) < jobs &&
+           (!trained.empty() || next < units.size())) {
+      bool started;
+      if (!trained.empty()) { // a trained member's interventions go first: its rows are nearly done
+        started = launchCell(trained.front(), true);
+        trained.pop_front();
+      } else {
+        const std::vector<size_t> &unit = units[next++];
+        started = unit.size() == 1 ? launchCell(unit[0], false) : launchPack(unit);
+      }
+      launchFailed |= !started;
+    }
     stopRunning();
     if (running.empty())
       break;
@@ -1067,7 +1259,7 @@ support::Status LocalSweep::run(const std::vector<size_t> &todo) {
         continue;
       break;
     }
-    finish(pid, st, todo.size(), sweepStart);
+    finish(pid, st);
   }
   sigaction(SIGINT, &oldInt, nullptr);
   sigaction(SIGTERM, &oldTerm, nullptr);
@@ -1077,10 +1269,9 @@ support::Status LocalSweep::run(const std::vector<size_t> &todo) {
                                " cells finished; run the same command again to continue");
   // Never "done" with cells left: a process that could not start ends the
   // sweep as a failure naming what is left.
-  if (launchFailed || done < todo.size())
+  if (launchFailed || done < total)
     return Status::failed(format("%zu of %zu cells did not run%s; run the same command again to continue",
-                                 todo.size() - done, todo.size(),
-                                 launchFailed ? " (a cell could not be started)" : ""));
+                                 total - done, total, launchFailed ? " (a cell could not be started)" : ""));
   io.out << format("sweep %s done: %zu cells run (%zu failed), %.0f s of runs; results in %s\n", s.name.c_str(),
                    done, failed, busySeconds, resultsPath.string().c_str())
          << std::flush;
@@ -1111,7 +1302,7 @@ support::Status runHere(const Spec &s, const SweepOptions &o, const std::vector<
   if (o.retryFailed || !o.cell.empty())
     if (Status st = dropFailedAttempts(s.out, cells, todo, status); !st.isOk())
       return st;
-  return LocalSweep(s, o, cells, io).run(todo);
+  return LocalSweep(s, o, cells, io).run(unitsOf(s, o, cells, todo));
 }
 } // namespace
 
@@ -1145,7 +1336,7 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
     if (!cells.empty())
       io.out << "--- " << cells[0].name << "/cell.toml ---\n"
              << cellConfig(s, cells[0], s.out / cells[0].name, o.projectRoot);
-    printEstimate(s, cells, status, o, io.out);
+    printEstimate(s, cells, unitsOf(s, o, cells, todo), o, io.out);
     return Status::ok();
   }
   if (Status st = fillChance(s, cells, o.projectRoot); !st.isOk())

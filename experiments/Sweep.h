@@ -7,7 +7,8 @@
 // at once, and keeps a results table that makes it resumable: a finished
 // cell is never re-run, an interrupted one continues from its checkpoint.
 //
-//   [sweep]   name, title, description, base = "config.toml", out = "dir", jobs
+//   [sweep]   name, title, description, base = "config.toml", out = "dir", jobs,
+//             pack (cells trained as one pack, experiments/Packs.h)
 //   [grid]    "path" = [values…] (an axis) or a single value (fixed)
 //   [scale.NAME]   the same, replacing [grid] entries under --scale NAME
 //   [interventions] scripts = ["x.rw", …], size = 320
@@ -38,6 +39,7 @@ struct SweepOptions {
   std::string scale;       // empty: the [grid] as written
   std::string outDir;      // empty: [sweep] out
   int64_t jobs = 0;        // 0: [sweep] jobs, else the number of cores
+  int64_t pack = 0;        // cells trained as one pack (experiments/Packs.h); 0: [sweep] pack, else 1
   std::string backend = "auto"; // passed to every cell's `mixc train --backend`
   /// --device: the device of each of the `jobs` slots, in turn (a cell's
   /// `mixc train --device` is its slot's): {"cuda:0", "cuda:1"} with 2 jobs
@@ -47,7 +49,7 @@ struct SweepOptions {
   bool dryRun = false;     // list the cells, their configs and the estimated CPU time
   bool retryFailed = false;
   std::string engine = "local"; // local: child processes here; slurm: a job array (experiments/Slurm.h)
-  std::string cell;        // run this one cell only (what a SLURM array task does)
+  std::string cell;        // run this one cell only (what a SLURM array task does); "a,b,c": one pack
   bool status = false;     // print each cell's state (finished, running, queued, failed, to run)
   std::vector<std::pair<std::string, std::string>> slurm; // --slurm key=value, over the file's [slurm]
   std::vector<std::string> sets; // --set KEY=VALUE: fixed in every cell, over the file's [grid] and preset

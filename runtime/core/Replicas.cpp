@@ -235,7 +235,9 @@ std::string ReplicatedModel::setReplica(int64_t k, const Model &model) {
 
 void ReplicatedModel::copyReplicaTo(int64_t k, Model &model) const {
   for (size_t i = 0; i < tensors_.size(); ++i) {
-    at::Tensor own = tensors_[i].second.select(0, k).detach().clone();
+    // On the member's device (a GPU pack's member is saved from the CPU).
+    at::Tensor own = tensors_[i].second.select(0, k).detach().to(model.tensors()[i].second.device(),
+                                                                 /*non_blocking=*/false, /*copy=*/true);
     std::string why = model.setTensor(tensors_[i].first, own.set_requires_grad(graph().params[i].trainable));
     TORCH_CHECK(why.empty(), "copyReplicaTo: ", why);
   }

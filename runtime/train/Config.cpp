@@ -455,6 +455,12 @@ bool overridableOnResume(const std::string &key) {
   return keys.count(key) != 0;
 }
 
+const std::set<std::string> &packableSettings() {
+  static const std::set<std::string> keys = {"train.lr", "train.seed", "train.warmup", "train.schedule",
+                                             "train.early_stop_acc"};
+  return keys;
+}
+
 std::string defaultConfigText() {
   // Based (BaseConv + Taylor linear attention), d = 64, on AR with 8 pairs
   // over a 128-key / 128-value vocabulary: reaches ~95% in about 6k steps

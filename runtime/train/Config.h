@@ -5,6 +5,7 @@
 #include "runtime/tasks/Task.h"
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +64,11 @@ std::vector<std::string> changedSettings(const std::string &before, const std::s
 /// Keys --resume may change when --override names them: they decide when
 /// the run evaluates, checkpoints or ends, not what it trains on.
 bool overridableOnResume(const std::string &key);
+
+/// Keys in which the runs of a pack (`mixc train A.toml B.toml ...`, `mixc
+/// sweep --pack`) may differ: each replica has its own learning rate,
+/// schedule, init seed and early stop; everything else is shared.
+const std::set<std::string> &packableSettings();
 
 /// The built-in default run: a small Based on a reduced AR (the main job).
 std::string defaultConfigText();

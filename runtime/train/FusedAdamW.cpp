@@ -99,8 +99,9 @@ void fusedAdamWStep(torch::optim::AdamW &opt) {
 ReplicaAdamW::ReplicaAdamW(std::vector<at::Tensor> params, int64_t replicas)
     : params_(std::move(params)), steps_(replicas, 0), replicas_(replicas) {
   for (const at::Tensor &p : params_) {
-    TORCH_CHECK(plainFloat(p) && p.dim() >= 1 && p.size(0) == replicas, "ReplicaAdamW: a parameter of ",
-                p.sizes(), " is not a contiguous float32 CPU tensor with ", replicas, " replicas first");
+    TORCH_CHECK(p.scalar_type() == at::kFloat && p.is_contiguous() && p.dim() >= 1 && p.size(0) == replicas,
+                "ReplicaAdamW: a parameter of ", p.sizes(), " is not a contiguous float32 tensor with ", replicas,
+                " replicas first");
     expAvg_.push_back(at::zeros_like(p));
     expAvgSq_.push_back(at::zeros_like(p));
   }
@@ -116,9 +117,11 @@ void ReplicaAdamW::step(const std::vector<double> &lr, const std::vector<double>
   TORCH_CHECK(static_cast<int64_t>(lr.size()) == replicas_ && static_cast<int64_t>(weightDecay.size()) == replicas_ &&
                   static_cast<int64_t>(active.size()) == replicas_,
               "ReplicaAdamW::step: one learning rate, weight decay and flag a replica");
-  torch::NoGradGuard noGrad;
   for (int64_t k = 0; k < replicas_; ++k)
     steps_[k] += active[k] ? 1 : 0;
+  if (!params_.empty() && !params_[0].device().is_cpu())
+    return tensorStep(lr, weightDecay, active);
+  torch::NoGradGuard noGrad;
   for (size_t i = 0; i < params_.size(); ++i) {
     at::Tensor &p = params_[i];
     if (!p.grad().defined())
@@ -133,6 +136,51 @@ void ReplicaAdamW::step(const std::vector<double> &lr, const std::vector<double>
   }
 }
 
+void ReplicaAdamW::stepWithTensorOps(const std::vector<double> &lr, const std::vector<double> &weightDecay,
+                                     const std::vector<bool> &active) {
+  for (int64_t k = 0; k < replicas_; ++k)
+    steps_[k] += active[k] ? 1 : 0;
+  tensorStep(lr, weightDecay, active);
+}
+
+/// adamwLoop's update as tensor ops over all replicas at once, each
+/// replica's factors a [K, 1, ...] tensor; a replica not active gets the
+/// factors that leave it as it is (decay 1, moments kept, step size 0).
+void ReplicaAdamW::tensorStep(const std::vector<double> &lr, const std::vector<double> &weightDecay,
+                              const std::vector<bool> &active) {
+  torch::NoGradGuard noGrad;
+  const double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  // Per replica: decay, m's keep and take, v's keep and take, step size, √(1 − β2ᵗ).
+  std::vector<float> f(7 * static_cast<size_t>(replicas_));
+  for (int64_t k = 0; k < replicas_; ++k) {
+    const bool on = active[k];
+    const double bias1 = 1 - std::pow(beta1, steps_[k]), bias2 = 1 - std::pow(beta2, steps_[k]);
+    const float row[7] = {on ? static_cast<float>(1 - lr[k] * weightDecay[k]) : 1.0f,
+                          on ? static_cast<float>(beta1) : 1.0f,
+                          on ? static_cast<float>(1 - beta1) : 0.0f,
+                          on ? static_cast<float>(beta2) : 1.0f,
+                          on ? static_cast<float>(1 - beta2) : 0.0f,
+                          on ? static_cast<float>(lr[k] / bias1) : 0.0f,
+                          on ? static_cast<float>(std::sqrt(bias2)) : 1.0f};
+    for (int j = 0; j < 7; ++j)
+      f[static_cast<size_t>(j * replicas_ + k)] = row[j];
+  }
+  const at::Tensor factors = at::from_blob(f.data(), {7, replicas_}, at::kFloat).to(params_.front().device());
+  for (size_t i = 0; i < params_.size(); ++i) {
+    at::Tensor &p = params_[i];
+    if (!p.grad().defined())
+      continue;
+    std::vector<int64_t> shape(static_cast<size_t>(p.dim()), 1);
+    shape[0] = replicas_;
+    auto factor = [&](int j) { return factors[j].view(shape); };
+    const at::Tensor g = p.grad();
+    at::Tensor &m = expAvg_[i], &v = expAvgSq_[i];
+    m.mul_(factor(1)).addcmul_(g, factor(2));
+    v.mul_(factor(3)).addcmul_(g * g, factor(4));
+    p.mul_(factor(0)).sub_(factor(5) * (m / (v.sqrt() / factor(6) + eps)));
+  }
+}
+
 void ReplicaAdamW::exportReplica(int64_t k, const std::vector<at::Tensor> &member, torch::optim::AdamW &opt) const {
   TORCH_CHECK(member.size() == params_.size(), "exportReplica: ", member.size(), " tensors for ", params_.size());
   if (steps_[k] == 0)
@@ -140,8 +188,8 @@ void ReplicaAdamW::exportReplica(int64_t k, const std::vector<at::Tensor> &membe
   for (size_t i = 0; i < member.size(); ++i) {
     auto state = std::make_unique<torch::optim::AdamWParamState>();
     state->step(steps_[k]);
-    state->exp_avg(expAvg_[i].select(0, k).clone());
-    state->exp_avg_sq(expAvgSq_[i].select(0, k).clone());
+    state->exp_avg(expAvg_[i].select(0, k).to(member[i].device(), /*non_blocking=*/false, /*copy=*/true));
+    state->exp_avg_sq(expAvgSq_[i].select(0, k).to(member[i].device(), /*non_blocking=*/false, /*copy=*/true));
     opt.state()[keyOf(member[i])] = std::move(state);
   }
 }

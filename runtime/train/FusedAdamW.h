@@ -34,7 +34,13 @@ class ReplicaAdamW {
 public:
   ReplicaAdamW(std::vector<at::Tensor> params, int64_t replicas);
   /// One step; lr, weightDecay and active hold one entry a replica.
+  /// CPU tensors take adamwLoop, one replica's slice at a time; others
+  /// (a GPU's) the same update as a few tensor ops over all replicas.
   void step(const std::vector<double> &lr, const std::vector<double> &weightDecay, const std::vector<bool> &active);
+  /// step() by the tensor ops on any device (what a GPU runs; the tests
+  /// compare it with the loop on the CPU).
+  void stepWithTensorOps(const std::vector<double> &lr, const std::vector<double> &weightDecay,
+                         const std::vector<bool> &active);
   void zeroGrad();
   int64_t replicas() const { return replicas_; }
   int64_t stepsOf(int64_t k) const { return steps_[k]; }
@@ -46,6 +52,8 @@ public:
   std::string importReplica(int64_t k, const std::vector<at::Tensor> &member, torch::optim::AdamW &opt);
 
 private:
+  void tensorStep(const std::vector<double> &lr, const std::vector<double> &weightDecay,
+                  const std::vector<bool> &active);
   std::vector<at::Tensor> params_, expAvg_, expAvgSq_;
   std::vector<int64_t> steps_;
   int64_t replicas_;

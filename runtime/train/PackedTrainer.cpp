@@ -1,7 +1,7 @@
 //===- PackedTrainer.cpp - K runs that share a graph, trained as one --------===//
 //
 // trainPack (Trainer.h): the runs of K configs that differ only in the keys
-// kPackable allows train as one ReplicatedModel (runtime/core/Replicas.h) on
+// packableSettings() (Config.h) allows train as one ReplicatedModel (runtime/core/Replicas.h) on
 // one data stream, and each run's folder ends as `mixc train` alone would
 // leave it: config.toml, graph.json, checkpoint.pt (its weights and its
 // AdamW state), metrics.csv, loss.csv, curves.svg, result.toml. A member
@@ -9,6 +9,7 @@
 // on; one whose loss diverges fails alone, keeping its last checkpoint.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/core/Device.h"
 #include "runtime/core/Model.h"
 #include "runtime/core/Replicas.h"
 #include "runtime/train/Checkpoint.h"
@@ -32,11 +33,6 @@ using namespace detail;
 using support::Status;
 
 namespace {
-/// The settings members of a pack may differ in: each replica has its own
-/// learning rate, schedule, init seed and early stop.
-const std::set<std::string> kPackable = {"train.lr", "train.seed", "train.warmup", "train.schedule",
-                                         "train.early_stop_acc"};
-
 /// One run of the pack: its config, files and where it stands.
 struct Member {
   const TrainConfig *c = nullptr;
@@ -53,16 +49,27 @@ struct Member {
   bool active() const { return !stopped && failed.empty(); }
 };
 
+/// "train.lr, train.seed, ... and train.early_stop_acc" (the learning rate first).
+std::string packableList() {
+  std::vector<std::string> keys = {"train.lr"};
+  for (const std::string &k : packableSettings())
+    if (k != "train.lr")
+      keys.push_back(k);
+  std::string text;
+  for (size_t i = 0; i < keys.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == keys.size() ? " and " : ", ") + keys[i];
+  return text;
+}
+
 /// "" when the configs may train as one pack, else the first key that differs.
 std::string packRefusal(const std::vector<TrainConfig> &configs) {
   const std::string first = runSettings(configs[0]);
   std::set<std::string> dirs;
   for (const TrainConfig &c : configs) {
     for (const std::string &key : changedSettings(first, runSettings(c)))
-      if (!kPackable.count(key))
+      if (!packableSettings().count(key))
         return c.outDir + " differs from " + configs[0].outDir + " in " + key +
-               ": the runs of a pack may differ only in train.lr, train.seed, train.warmup, train.schedule "
-               "and train.early_stop_acc";
+               ": the runs of a pack may differ only in " + packableList();
     if (c.evalBatch != configs[0].evalBatch || c.threads != configs[0].threads)
       return c.outDir + " differs from " + configs[0].outDir + " in train.eval_batch or train.threads";
     if (!dirs.insert(fs::weakly_canonical(c.outDir).string()).second)
@@ -258,15 +265,19 @@ struct Loop {
 };
 } // namespace
 
-support::Status trainPack(const std::vector<TrainConfig> &configs, const graph::Graph &g, const RunOptions &opts,
-                          const support::Console &io) {
-  support::StopOnSignals signals;
+namespace {
+/// The pack of `configs` ready to train: checked, its model built with each
+/// member's init seed, its optimiser, each member's file names, the task's
+/// data. Nothing is written yet.
+Status preparePack(const std::vector<TrainConfig> &configs, const graph::Graph &g, const RunOptions &opts, Pack &pack,
+                   std::vector<Member> &members, tasks::TaskData &data) {
   if (configs.empty())
     return Status::failed("a pack needs at least one run");
   if (std::string why = packRefusal(configs); !why.empty())
     return Status::failed(why);
-  if (opts.device != "cpu")
-    return Status::failed("packed training runs on the CPU for now (--device " + opts.device + ")");
+  at::Device device(at::kCPU);
+  if (std::string error; !rt::resolveDevice(opts.device, device, error))
+    return Status::failed(error);
   if (!opts.initFrom.empty())
     return Status::failed("--init-from starts one run from given weights: train each run alone");
   const TrainConfig &c0 = configs[0];
@@ -274,12 +285,11 @@ support::Status trainPack(const std::vector<TrainConfig> &configs, const graph::
   if (std::string why = trainingTooLarge(c0, g); !why.empty())
     return Status::failed(why);
   const int64_t K = static_cast<int64_t>(configs.size());
-  Pack pack;
   std::string error;
   if (!(pack.model = rt::ReplicatedModel::create(g, K, error)) || !(pack.member = rt::Model::create(g, error)))
     return Status::failed("cannot pack the model: " + error);
   pack.graphJson = graph::toJson(g);
-  std::vector<Member> members(configs.size());
+  members = std::vector<Member>(configs.size());
   std::vector<uint64_t> seeds;
   for (size_t k = 0; k < configs.size(); ++k) {
     Member &m = members[k];
@@ -290,13 +300,51 @@ support::Status trainPack(const std::vector<TrainConfig> &configs, const graph::
     m.settings = runSettings(configs[k]);
     seeds.push_back(configs[k].seed);
   }
-  pack.model->initParameters(seeds); // new tensors: the optimiser takes these
+  pack.model->initParameters(seeds); // drawn on the CPU, as a run alone draws them
+  pack.model->to(device);             // new tensors: the optimiser takes these
   pack.optimizer = std::make_unique<ReplicaAdamW>(pack.model->trainable(), K);
-  tasks::TaskData data;
   if (Status loaded = tasks::loadTask(c0.task, c0.cacheDir, data); !loaded.isOk())
     return loaded;
   if (support::stopRequested())
     return stoppedDuringSetup("generating the data");
+  return Status::ok();
+}
+} // namespace
+
+support::Status timePack(const std::vector<TrainConfig> &configs, const graph::Graph &g, const RunOptions &opts,
+                         int64_t steps, StepTiming &out, std::ostream &) {
+  Pack pack;
+  std::vector<Member> members;
+  tasks::TaskData data;
+  if (Status st = preparePack(configs, g, opts, pack, members, data); !st.isOk())
+    return st;
+  Loop loop{pack, members, data.train, data.test, stepCount(configs[0], data.train)};
+  out.totalSteps = loop.count.total;
+  out.backend = "libtorch";
+  loop.trainStep(0); // warm-up: allocations, first-touch
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t s = 1; s <= steps; ++s)
+    loop.trainStep(s);
+  const auto mid = std::chrono::steady_clock::now();
+  evaluatePack(*pack.model, data.test, configs[0].evalSize, configs[0].evalBatch);
+  const auto end = std::chrono::steady_clock::now();
+  out.stepSec = std::chrono::duration<double>(mid - start).count() / static_cast<double>(steps);
+  const int64_t evals = 2 + out.totalSteps / configs[0].evalEvery; // step 0, every eval_every, the end
+  out.evalSec = static_cast<double>(evals) * std::chrono::duration<double>(end - mid).count();
+  return Status::ok();
+}
+
+support::Status trainPack(const std::vector<TrainConfig> &configs, const graph::Graph &g, const RunOptions &opts,
+                          const support::Console &io) {
+  support::StopOnSignals signals;
+  Pack pack;
+  std::vector<Member> members;
+  tasks::TaskData data;
+  if (Status st = preparePack(configs, g, opts, pack, members, data); !st.isOk())
+    return st;
+  const TrainConfig &c0 = configs[0];
+  const int64_t K = static_cast<int64_t>(configs.size());
+  std::string error;
   int64_t step = 0;
   if (Status opened = openMembers(pack, members, opts, step, io.log); !opened.isOk())
     return opened;
@@ -307,7 +355,8 @@ support::Status trainPack(const std::vector<TrainConfig> &configs, const graph::
   Loop loop{pack, members, data.train, data.test, stepCount(c0, data.train)};
   const int64_t total = loop.count.total;
   io.log << "training " << K << " runs of " << g.model << " as one pack (" << graph::parameterCount(g)
-         << " parameters each) on " << c0.task.title() << ": " << total << " steps, libtorch back end\n";
+         << " parameters each) on " << c0.task.title() << ": " << total << " steps, libtorch back end on "
+         << pack.model->device().str() << "\n";
   std::vector<size_t> fresh;
   for (size_t k = 0; k < members.size(); ++k)
     if (members[k].rows.empty())

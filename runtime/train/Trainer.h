@@ -61,6 +61,11 @@ using StepTiming = support::StepTiming;
 support::Status timeSteps(const TrainConfig &config, const graph::Graph &graph, const RunOptions &options,
                           int64_t steps, StepTiming &out, std::ostream &log);
 
+/// timeSteps for the runs of `configs` trained as one pack (trainPack):
+/// seconds per step of the whole pack.
+support::Status timePack(const std::vector<TrainConfig> &configs, const graph::Graph &graph,
+                         const RunOptions &options, int64_t steps, StepTiming &out, std::ostream &log);
+
 /// Accuracy of a checkpoint (or run folder) on the first `evalSize` test
 /// documents (0: as configured), written to `out`. `settings` ("KEY=VALUE",
 /// as train's --set) change the evaluation's task (task.*, e.g. longer

@@ -106,13 +106,17 @@ options:
   --scale NAME       sweep: use the file's [scale.NAME] preset (e.g. small)
   --jobs N           sweep: runs at once (default: [sweep] jobs, else the cores)
   --jobs-per-gpu K   sweep --device=cuda: K runs at once on each visible GPU
+  --pack K           sweep: train up to K cells that differ only in train.lr, seed,
+                     warmup, schedule or early_stop_acc as one pack (mixc train with
+                     several configs; default: [sweep] pack, else 1)
   --dry-run          sweep: list the cells and the first cell's config (with
                      --engine=slurm: print the batch script, submit nothing)
   --retry-failed     sweep: run failed cells again
   --engine E         sweep: local (child processes here, the default) or slurm
                      (submit the unfinished and failed cells as one SLURM job
                      array with sbatch; again later: only what has not finished)
-  --cell NAME        sweep: run that one cell (what each SLURM array task runs)
+  --cell NAME        sweep: run that one cell (what each SLURM array task runs;
+                     NAME,NAME,...: those cells as one pack)
   --status           sweep: each cell's state (finished, running, queued,
                      interrupted, failed, to-run), from the folder and squeue
   --slurm KEY=VALUE  sweep --engine=slurm: an #SBATCH setting over the file's
@@ -132,7 +136,7 @@ const std::map<std::string, std::set<std::string>> &optionsOf() {
       {"attribute", {"--out", "--size", "--check", "--check-top", "--backend", "--edges"}},
       {"align", {"--out", "--size", "--backend", "--steps", "--lr", "--batch", "--train-docs", "--quiet"}},
       {"sweep", {"--scale", "--out", "--jobs", "--backend", "--dry-run", "--retry-failed", "--engine", "--cell",
-                 "--status", "--slurm", "--device", "--jobs-per-gpu", "--set"}},
+                 "--status", "--slurm", "--device", "--jobs-per-gpu", "--set", "--pack"}},
       {"report", {"-o", "--title"}},
       {"eval", {"--size", "--device", "--set"}},
       {"export", {"-o", "--format"}},
@@ -284,6 +288,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.title = value("--title");
     } else if (is("--jobs")) {
       o.jobs = positive("--jobs");
+    } else if (is("--pack")) {
+      o.pack = positive("--pack");
     } else if (a == "--dry-run") {
       o.dryRun = true;
     } else if (a == "--retry-failed") {

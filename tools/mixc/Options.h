@@ -46,7 +46,7 @@ struct Options {
   std::vector<std::string> sets;    // train --set section.key=value (repeatable)
   std::string save;                 // intervene --save: node names or patterns, comma-separated
   std::string format = "safetensors"; // export --format
-  int64_t jobs = 0, jobsPerGpu = 0; // sweep
+  int64_t jobs = 0, jobsPerGpu = 0, pack = 0; // sweep
   bool dryRun = false, retryFailed = false;
   std::string engine = "local", cell; // sweep
   bool status = false;

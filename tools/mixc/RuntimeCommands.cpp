@@ -98,17 +98,20 @@ int cmdVersion(const Options &) {
 
 /// train --time-steps: the cost printed, and with --out left there for the
 /// sweep (support/StepTiming.h).
-int timeSteps(const Options &o, const mixc::train::TrainConfig &config, const mixc::graph::Graph &graph,
-              const mixc::train::RunOptions &run) {
+int timeSteps(const Options &o, const std::vector<mixc::train::TrainConfig> &configs,
+              const mixc::graph::Graph &graph, const mixc::train::RunOptions &run) {
   mixc::support::StepTiming t;
-  if (Status st = mixc::train::timeSteps(config, graph, run, o.timeSteps, t, std::cerr); !st.isOk())
+  Status st = configs.size() == 1 ? mixc::train::timeSteps(configs[0], graph, run, o.timeSteps, t, std::cerr)
+                                  : mixc::train::timePack(configs, graph, run, o.timeSteps, t, std::cerr);
+  if (!st.isOk())
     return report(st);
   std::string error;
   if (!o.outDir.empty() &&
       !(mixc::support::makeFolder(o.outDir, error) && mixc::support::writeStepTiming(o.outDir, t, error)))
     return report(Status::failed(error));
-  std::printf("%lld training steps at %.1f ms each, evaluations %.1f s in all (%s back end)\n",
-              static_cast<long long>(t.totalSteps), 1e3 * t.stepSec, t.evalSec, t.backend.c_str());
+  const std::string what = configs.size() == 1 ? "" : "a pack of " + std::to_string(configs.size()) + " runs, ";
+  std::printf("%lld training steps at %.1f ms each, evaluations %.1f s in all (%s%s back end)\n",
+              static_cast<long long>(t.totalSteps), 1e3 * t.stepSec, t.evalSec, what.c_str(), t.backend.c_str());
   return 0;
 }
 
@@ -138,9 +141,9 @@ Status loadTrainRun(const Options &o, const std::string &file, const std::string
 /// model is compiled once, and again only for a config whose [model] says
 /// something else, to compare the graphs.
 int cmdTrainPack(const Options &o) {
-  if (!o.outDir.empty() || o.timeSteps > 0 || !o.initFrom.empty())
+  if ((!o.outDir.empty() && o.timeSteps == 0) || !o.initFrom.empty())
     return usage("train with several configs trains them as one pack: each config's [output] dir names its run "
-                 "(no --out), and --time-steps and --init-from take one config");
+                 "(--out only names where --time-steps writes its timing), and --init-from takes one config");
   std::vector<mixc::train::TrainConfig> configs(o.files.size());
   mixc::app::TrainModel model;
   std::string graphJson;
@@ -165,6 +168,8 @@ int cmdTrainPack(const Options &o) {
   if (o.backend == "generated")
     std::cerr << "note: a pack runs on the LibTorch path; --backend=generated is not used\n";
   mixc::train::RunOptions run{o.resume, o.quiet, o.stopAfter, nullptr, o.overrides, "", o.device};
+  if (o.timeSteps > 0)
+    return timeSteps(o, configs, model.compiled.graph, run);
   return report(mixc::train::trainPack(configs, model.compiled.graph, run, {std::cout, std::cerr}));
 }
 
@@ -188,7 +193,7 @@ int cmdTrain(const Options &o) {
   if (!built.isOk())
     return report(built);
   if (o.timeSteps > 0)
-    return timeSteps(o, config, model.compiled.graph, run);
+    return timeSteps(o, {config}, model.compiled.graph, run);
   const Status status = mixc::train::train(config, model.compiled.graph, run, {std::cout, std::cerr});
   // The bundle's compiled intervention scripts go with the run, so that a
   // runtime-only mixc can intervene on it wherever the run folder goes.

@@ -187,6 +187,7 @@ int sweepCommand(const Options &o, const std::vector<std::string> &devices) {
   s.scale = o.scale;
   s.outDir = o.outDir;
   s.jobs = o.jobs;
+  s.pack = o.pack;
   s.backend = o.backend;
   s.dryRun = o.dryRun;
   s.retryFailed = o.retryFailed;

@@ -185,6 +185,39 @@ TEST(ReplicasExtra, ReplicaAdamWIsFusedAdamWPerReplica) {
   EXPECT_TRUE(at::equal(mine.exp_avg_sq(), theirs.exp_avg_sq()));
 }
 
+TEST(ReplicasExtra, ReplicaAdamWTensorOpsFollowTheLoop) {
+  // The update a GPU pack runs (tensor ops over all replicas) against the
+  // CPU loop on the same gradients: weights to float rounding, with one
+  // replica stopped midway (left exactly as it was) and one that starts late
+  // (its step count, not the pack's, in the bias correction).
+  torch::manual_seed(2);
+  const std::vector<int64_t> shape = {kReplicas, 4, 7};
+  at::Tensor loopW = at::randn(shape).requires_grad_(true);
+  at::Tensor opsW = loopW.detach().clone().requires_grad_(true);
+  const at::Tensor initial = loopW.detach().clone();
+  mixc::train::ReplicaAdamW loop({loopW}, kReplicas), ops({opsW}, kReplicas);
+  const std::vector<double> lrs = {1e-3, 5e-3, 2e-2}, wds = {0.0, 0.1, 0.01};
+  at::Tensor frozen;
+  for (int step = 0; step < 8; ++step) {
+    at::Tensor g = at::randn(shape);
+    loopW.mutable_grad() = g.clone();
+    opsW.mutable_grad() = g.clone();
+    const std::vector<bool> active = {true, step < 4, step >= 2};
+    if (step == 4)
+      frozen = opsW[1].detach().clone();
+    loop.step(lrs, wds, active);
+    ops.stepWithTensorOps(lrs, wds, active);
+  }
+  for (int64_t k = 0; k < kReplicas; ++k) {
+    EXPECT_EQ(ops.stepsOf(k), loop.stepsOf(k));
+    const double err = (opsW[k] - loopW[k]).abs().max().item<double>();
+    EXPECT_LT(err, 1e-6) << "replica " << k;
+    // Each replica moved (the comparison is not of two unchanged tensors).
+    EXPECT_GT((opsW[k] - initial[k]).abs().max().item<double>(), 1e-3) << "replica " << k;
+  }
+  EXPECT_TRUE(at::equal(opsW[1].detach(), frozen)) << "a replica not active changed";
+}
+
 TEST(ReplicasExtra, RefusesWhatCannotBePacked) {
   mix::CompileResult result = compileStdlib("attention", {{"d", "16"}, {"vocab", "20"}});
   std::string error;
