@@ -5,10 +5,12 @@
 // fusedAdamWStep), each stdlib model and width, on AR-shaped batches
 // (B = 32, T = 37, readout at one position a row, as the trainer).
 //   build/bench/packed_step [--models a,b] [--d 16,32,64,128] [--k 1,2,4,8,16]
-//                           [--steps 10] [--vocab 8196] [--threads 1]
+//                           [--steps 10] [--vocab 8196] [--threads 1] [--profile PREFIX]
 // Prints ms per step and cell-steps/s per row, and the packed rows' speed-up
 // over each separate back end: K cell-steps a packed step against one a
-// separate step.
+// separate step. --profile: `steps` more steps of each run under LibTorch's
+// profiler, its trace in PREFIX-<model>-d<d>-<run>.json (chrome format;
+// bench/profile_top.py lists the ops by self time).
 #include "BenchUtil.h"
 #include "app/Compile.h"
 #include "mix/Compiler.h"
@@ -18,6 +20,7 @@
 #include "runtime/kernels/KernelBuild.h"
 #include "runtime/train/FusedAdamW.h"
 
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -32,6 +35,15 @@ using mixc::bench::splitList;
 struct Batch {
   at::Tensor tokens, readout, target;
 };
+
+/// `steps` more steps of `run` under the profiler, the trace in `file`
+/// (nothing when `file` is empty).
+template <typename Run> void profile(const std::string &file, Run run) {
+  if (file.empty())
+    return;
+  torch::autograd::profiler::RecordProfile guard(file);
+  run();
+}
 
 /// Seconds per training step of a model alone (after two warm-up steps).
 double timeAlone(mixc::rt::Model &model, const Batch &b, int steps) {
@@ -74,12 +86,12 @@ double timePacked(mixc::rt::ReplicatedModel &pack, const Batch &b, int steps) {
 int main(int argc, char **argv) {
   std::vector<std::string> models = {"attention", "baseconv", "based", "mamba", "deltanet", "h3", "hyena"};
   std::vector<std::string> dims = {"16", "32", "64", "128"}, ks = {"1", "2", "4", "8", "16"};
-  std::string vocab = "8196";
+  std::string vocab = "8196", profilePrefix;
   int steps = 10, threads = 1;
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
       std::printf("usage: packed_step [--models a,b] [--d 16,32,64,128] [--k 1,2,4,8,16] [--steps 10] "
-                  "[--vocab 8196] [--threads 1]\n");
+                  "[--vocab 8196] [--threads 1] [--profile PREFIX]\n");
       return 0;
     }
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -90,6 +102,7 @@ int main(int argc, char **argv) {
     else if (k == "--vocab") vocab = v;
     else if (k == "--models") models = splitList(v);
     else if (k == "--threads") threads = std::stoi(v);
+    else if (k == "--profile") profilePrefix = v;
     else { std::cerr << "unknown option " << k << "\n"; return 2; }
   }
   mixc::rt::setThreads(threads);
@@ -121,6 +134,8 @@ int main(int argc, char **argv) {
         auto model = mixc::rt::Model::create(result.graph, error, g ? library : nullptr);
         model->initParameters(0);
         alone[g] = timeAlone(*model, b, steps);
+        const std::string trace = profilePrefix.empty() ? "" : profilePrefix + "-" + m + "-d" + d + (g ? "-generated.json" : "-libtorch.json");
+        profile(trace, [&] { timeAlone(*model, b, steps); });
         std::printf("%-10s %4s %-18s %9.2f %12.1f\n", m.c_str(), d.c_str(), names[g], 1e3 * alone[g], 1 / alone[g]);
       }
       for (const std::string &k : ks) {
@@ -135,6 +150,8 @@ int main(int argc, char **argv) {
           seeds.push_back(i);
         pack->initParameters(seeds);
         const double t = timePacked(*pack, b, steps), cells = K / t;
+        const std::string trace = profilePrefix.empty() ? "" : profilePrefix + "-" + m + "-d" + d + "-packed" + k + ".json";
+        profile(trace, [&] { timePacked(*pack, b, steps); });
         std::printf("%-10s %4s %-18s %9.2f %12.1f %9.2fx %11.2fx\n", m.c_str(), d.c_str(),
                     ("packed K=" + k).c_str(), 1e3 * t, cells, cells * alone[0], cells * alone[1]);
         std::fflush(stdout);
