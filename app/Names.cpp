@@ -118,7 +118,7 @@ bool hookTargets(const graph::Graph &g, const std::vector<std::string> &patterns
   nodesPerPattern.assign(patterns.size(), {});
   for (size_t i = 0; i < patterns.size(); ++i) {
     for (const NamedPoint &p : points)
-      if (p.kind == "state" && dsl::matchesPattern(patterns[i], p.name)) {
+      if (p.kind == "state" && dsl::matchesStatePattern(patterns[i], p.name, p.op == "scan")) {
         if (p.actions.empty()) {
           error = "'" + p.name + "' cannot be hooked: " + p.note;
           return false;

@@ -56,6 +56,16 @@ bool matchesPattern(const std::string &p, const std::string &n) {
   return i == p.size();
 }
 
+bool matchesStatePattern(const std::string &p, const std::string &state, bool ofScan) {
+  if (matchesPattern(p, state))
+    return true;
+  const std::string alias = ".state";
+  const size_t dot = state.rfind('.');
+  return ofScan && dot != std::string::npos && p.size() > alias.size() &&
+         p.compare(p.size() - alias.size(), alias.size(), alias) == 0 &&
+         matchesPattern(p.substr(0, p.size() - alias.size()), state.substr(0, dot));
+}
+
 namespace {
 using support::fitsFloat;
 

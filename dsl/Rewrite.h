@@ -97,6 +97,13 @@ constexpr size_t kMaxRewriteBytes = 16u << 20;
 /// characters other than `.`.
 bool matchesPattern(const std::string &pattern, const std::string &name);
 
+/// `pattern` against a recurrent state's name: as matchesPattern, and, for a
+/// state of a DSL scan (`ofScan`), also through the alias PREFIX.state,
+/// which names every state of the scans under PREFIX. So one pattern,
+/// `layers[*].mixer.state`, reaches Mamba's built-in state and Gated
+/// DeltaNet's scan state S alike (the hybrids in stdlib/).
+bool matchesStatePattern(const std::string &pattern, const std::string &state, bool ofScan);
+
 /// What a script can do to a node, from its shapes (a negative dim is known
 /// only at run time: B, T). The rewrite pass enforces it and `mixc names`
 /// prints it, so the two never disagree.

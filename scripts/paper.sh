@@ -21,7 +21,7 @@ scale_flag=()
 [ "$SCALE" = full ] || scale_flag=(--scale "$SCALE")
 jobs_flag=()
 [ -z "${JOBS:-}" ] || jobs_flag=(--jobs "$JOBS")
-read -r -a SWEEPS <<< "${SWEEPS:-ar conv-ablation atr atr-mamba-noconv mamba-internals seeds full-length widths widths-128}"
+read -r -a SWEEPS <<< "${SWEEPS:-ar conv-ablation atr atr-mamba-noconv mamba-internals seeds full-length widths widths-128 hybrids hybrids-attention-first}"
 for s in "${SWEEPS[@]}"; do
   file="examples/paper/$s.toml"
   if [ "$SCALE" != full ] && ! grep -q "^\[scale\.$SCALE\]" "$file"; then
@@ -42,7 +42,7 @@ done
 # sweeps kept from an earlier preset (a committed csv/NAME-meta.toml, e.g.
 # ATR at 8 epochs), each a folder of its own rebuilt from its tables.
 dirs=()
-read -r -a ALL <<< "ar conv-ablation atr atr-mamba-noconv mamba-internals seeds full-length widths widths-128"
+read -r -a ALL <<< "ar conv-ablation atr atr-mamba-noconv mamba-internals seeds full-length widths widths-128 hybrids hybrids-attention-first"
 for s in "${ALL[@]}"; do [ -f "$RUNS/$s/sweep-meta.toml" ] && dirs+=("$RUNS/$s"); done
 for meta in "$OUT"/csv/*-meta.toml; do
   [ -f "$meta" ] || continue

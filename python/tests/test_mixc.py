@@ -776,3 +776,31 @@ def test_examples_run(run, script):
     want = {"quickstart.py": "layers[1].block_input", "state_patching.py": "patch layers[1].mixer.state at key+k",
             "logit_attribution.py": "sum (= the model logit diff)"}[script]
     assert want in out.stdout, out.stdout
+
+
+def test_state_alias_reaches_builtin_and_scan_states_in_hybrids():
+    """`layers[*].mixer.state` names Mamba's built-in state and Gated DeltaNet's
+    scan state S (the PREFIX.state alias), in the cache and in hooks; the
+    values are those read under each state's own name."""
+    x = tokens()
+    with torch.no_grad():
+        mamba = mixc.compile(stdlib("mamba_attention"), d=16, vocab=20)
+        _, c = mamba.run_with_cache(x, names=["layers[*].mixer.state"])
+        assert sorted(c) == ["layers[0].mixer.state"]
+        gdn = mixc.compile(stdlib("gated_deltanet_attention"), d=16, vocab=20, attention_first=True)
+        _, alias = gdn.run_with_cache(x, names=["layers[*].mixer.state"])
+        _, own = gdn.run_with_cache(x, names=["layers[1].mixer.S"])
+        assert sorted(alias) == ["layers[1].mixer.S"]
+        assert torch.equal(alias["layers[1].mixer.S"], own["layers[1].mixer.S"])
+    # A hook through the alias edits the scan's state: zeroing it at every
+    # step changes the logits as the hook under the state's own name does.
+    seen = []
+
+    def zero(value, name):
+        seen.append(name)
+        return torch.zeros_like(value)
+
+    by_alias = gdn.run_with_hooks(x, [("layers[*].mixer.state", zero)])
+    by_name = gdn.run_with_hooks(x, [("layers[1].mixer.S", zero)])
+    assert set(seen) == {"layers[1].mixer.S"}
+    assert torch.allclose(by_alias, by_name) and not torch.allclose(by_alias, gdn(x))

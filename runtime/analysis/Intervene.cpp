@@ -289,6 +289,7 @@ bool resolveSaveNames(const std::vector<std::string> &patterns, const graph::Gra
                       std::string &error) {
   std::vector<std::string> names;
   std::map<std::string, std::string> states; // name -> why it cannot be saved ("" when it can)
+  std::set<std::string> scanStates;           // those of DSL scans (the .state alias reaches them)
   for (const auto &n : g.nodes) {
     if (n.name.find('@') == std::string::npos)
       names.push_back(n.name);
@@ -297,8 +298,10 @@ bool resolveSaveNames(const std::vector<std::string> &patterns, const graph::Gra
     if (n.op != "scan")
       continue;
     // A scan's states and the values of its step, read from its reference loop.
-    for (int64_t k = 0; k < n.attrs.at("num_states").i && k < static_cast<int64_t>(n.bodyArgs.size()); ++k)
+    for (int64_t k = 0; k < n.attrs.at("num_states").i && k < static_cast<int64_t>(n.bodyArgs.size()); ++k) {
       states[n.bodyArgs[k].name] = "";
+      scanStates.insert(n.bodyArgs[k].name);
+    }
     for (const graph::Node &inner : n.body) // per-row values only ([B, ...] a step), as `mixc names` marks them
       if (inner.name.find('@') == std::string::npos && inner.shapes.size() == 1 && !inner.shapes[0].empty() &&
           inner.shapes[0][0] < 0)
@@ -310,7 +313,7 @@ bool resolveSaveNames(const std::vector<std::string> &patterns, const graph::Gra
       if (dsl::matchesPattern(pattern, name))
         out.insert(name), ++matched;
     for (const auto &[state, why] : states) {
-      if (!dsl::matchesPattern(pattern, state))
+      if (!dsl::matchesStatePattern(pattern, state, scanStates.count(state) != 0))
         continue;
       if (!why.empty()) {
         error = "cannot save '" + state + "': " + why;

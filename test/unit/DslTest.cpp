@@ -1,6 +1,7 @@
 // Front-end unit tests: lexer, parser, elaborator.
 #include "dsl/Frontend.h"
 #include "dsl/Lexer.h"
+#include "dsl/Rewrite.h"
 
 #include <gtest/gtest.h>
 #include <sstream>
@@ -197,4 +198,20 @@ TEST(Elaborator, StdlibModelsElaborate) {
     ASSERT_TRUE(p) << m << ": " << err.str();
     EXPECT_EQ(shapeStr(entry(*p).resultTypes[0].shape), "[B, T, 8196]") << m;
   }
+}
+
+TEST(Rewrite, StatePatternAliasReachesAScansStatesOnly) {
+  using mixc::dsl::matchesStatePattern;
+  // A scan's state answers to its own name and to PREFIX.state, wildcards included.
+  EXPECT_TRUE(matchesStatePattern("layers[1].mixer.S", "layers[1].mixer.S", true));
+  EXPECT_TRUE(matchesStatePattern("layers[1].mixer.state", "layers[1].mixer.S", true));
+  EXPECT_TRUE(matchesStatePattern("layers[*].mixer.state", "layers[1].mixer.S_re", true));
+  // Not under another prefix, not a deeper one, and only a pattern ending in .state.
+  EXPECT_FALSE(matchesStatePattern("layers[0].mixer.state", "layers[1].mixer.S", true));
+  EXPECT_FALSE(matchesStatePattern("layers[1].state", "layers[1].mixer.S", true));
+  EXPECT_FALSE(matchesStatePattern("layers[1].mixer.states", "layers[1].mixer.S", true));
+  EXPECT_FALSE(matchesStatePattern(".state", "S", true));
+  // A built-in recurrence's state is reached by its own name alone.
+  EXPECT_TRUE(matchesStatePattern("layers[*].mixer.state", "layers[0].mixer.state", false));
+  EXPECT_FALSE(matchesStatePattern("layers[0].state", "layers[0].mixer.state", false));
 }

@@ -172,7 +172,7 @@ private:
     for (Operation *op : states)
       if (!removed.count(op))
         for (const std::string &state : stateNamesOf(op))
-          if (dsl::matchesPattern(a.pattern, state))
+          if (dsl::matchesStatePattern(a.pattern, state, isa<ScanOp>(op)))
             out.push_back({op, state});
     if (!out.empty())
       return out;
