@@ -256,6 +256,60 @@ void parseReceiver(Line &l, RwAction &a, const std::map<std::string, std::string
     fail(a.loc, "das(k) learns a subspace of a node's value, not of an edge: write das(k) NODE at POSITION");
 }
 
+/// `via N1 -> N2 -> ...` after the sender (up to `at`), into the action.
+void parsePath(Line &l, RwAction &a, const std::map<std::string, std::string> &vars) {
+  SourceLoc viaAt = l.loc();
+  const size_t mark = l.pos;
+  if (l.word() != "via") {
+    l.pos = mark;
+    return;
+  }
+  if (!a.receiver.empty())
+    fail(viaAt, "an action takes an edge (SENDER -> RECEIVER) or a path (SENDER via N1 -> N2), not both");
+  if (a.kind == Action::Das)
+    fail(a.loc, "das(k) learns a subspace of a node's value, not of a path: write das(k) NODE at POSITION");
+  bool wantNode = true;
+  while (!l.atEnd()) {
+    const size_t before = l.pos;
+    SourceLoc at = l.loc();
+    if (l.acceptPair("->")) {
+      if (wantNode)
+        fail(at, "expected a node of the path before '->'");
+      wantNode = true;
+      continue;
+    }
+    std::string word = l.word();
+    if (word == "at") {
+      l.pos = before;
+      break;
+    }
+    // Nodes joined without blanks (a->b) split at each arrow.
+    size_t start = 0;
+    while (true) {
+      const size_t arrow = word.find("->", start);
+      std::string node = word.substr(start, arrow == std::string::npos ? std::string::npos : arrow - start);
+      SourceLoc nodeAt = at;
+      nodeAt.col += static_cast<int>(start);
+      if (!node.empty()) {
+        if (!wantNode)
+          fail(nodeAt, "expected '->' between the nodes of the path (write: via N1 -> N2 -> N3)");
+        a.via.push_back(substitute(node, vars, nodeAt));
+        a.viaLocs.push_back(nodeAt);
+        wantNode = false;
+      } else if (arrow != std::string::npos && wantNode) {
+        fail(nodeAt, "expected a node of the path before '->'");
+      }
+      if (arrow == std::string::npos)
+        break;
+      wantNode = true;
+      start = arrow + 2;
+    }
+  }
+  if (a.via.empty() || wantNode)
+    fail(l.loc(), "expected a node of the path after '" + std::string(a.via.empty() ? "via" : "->") +
+                      "' (write: patch SENDER via N1 -> N2 at POSITION)");
+}
+
 /// ACTION NODE at POS, with sweep variables substituted.
 RwAction parseAction(Line &l, const std::map<std::string, std::string> &vars) {
   RwAction a;
@@ -315,8 +369,9 @@ RwAction parseAction(Line &l, const std::map<std::string, std::string> &vars) {
     fail(a.loc, "expected a node name after '" + word + "'");
   parseReceiver(l, a, vars);
   parseSubspace(a);
-  l.expectWord("at", "after the node name (write: " + word + " NODE at POSITION or " + word +
-                         " SENDER -> RECEIVER at POSITION)");
+  parsePath(l, a, vars);
+  l.expectWord("at", "after the node name (write: " + word + " NODE at POSITION, " + word +
+                         " SENDER -> RECEIVER at POSITION or " + word + " SENDER via N1 -> N2 at POSITION)");
   SourceLoc ploc = l.loc();
   a.position = parsePosition(substitute(l.word(), vars, ploc), ploc);
   if (!l.atEnd())

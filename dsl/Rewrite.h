@@ -60,6 +60,14 @@ struct RwAction {
   /// value; every other reader sees the run's own. Empty: the whole node.
   std::string receiver;
   SourceLoc receiverLoc;
+  /// `ACTION SENDER via N1 -> N2 -> ... at P`, path patching: the edited
+  /// value reaches the rest of the model only along the chain of readers
+  /// N1 (reads SENDER), N2 (reads N1), ...; every other reader of SENDER or
+  /// of a node on the path sees the run's own value, and the readers of the
+  /// path's last node see its path-patched value (protocol §6.3). Each Ni
+  /// names one node. Empty: no path.
+  std::vector<std::string> via;
+  std::vector<SourceLoc> viaLocs;
 };
 
 struct RwCell {

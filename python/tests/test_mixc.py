@@ -804,3 +804,64 @@ def test_state_alias_reaches_builtin_and_scan_states_in_hybrids():
     by_name = gdn.run_with_hooks(x, [("layers[1].mixer.S", zero)])
     assert set(seen) == {"layers[1].mixer.S"}
     assert torch.allclose(by_alias, by_name) and not torch.allclose(by_alias, gdn(x))
+
+
+def test_path_patching_matches_a_reference(run, tmp_path):
+    """`patch SENDER via N1 -> N2 at P` (protocol §6.3): the clean value at P
+    reaches the model only along the path. Against a reference written here:
+    layer 0's block input at the key into its residual and on into the second
+    norm only (so the MLP sees it; the residual stream into block_output and
+    the mixer do not) is LayerNorm(residual + clean - base at P) read by the
+    MLP alone, whose output layer 1's mixer carries to the query.
+    A one-node path is the edge; a path through every reader is the node
+    patch; both back ends."""
+    # Two paths of one script may share nodes only when they are one path:
+    # each path here has a script of its own.
+    scripts = {"path": "patch layers[0].block_input via layers[0].residual -> layers[0].norm2 at key\n"
+                       "patch layers[0].block_input at key\n",
+               "one": "patch layers[0].block_input via layers[0].residual at key\n"
+                      "patch layers[0].block_input -> layers[0].residual at key\n",
+               "chain": "patch layers[0].mlp_input via layers[0].mlp.fc1 -> layers[0].mlp.act -> layers[0].mlp.fc2"
+                        " -> layers[0].mlp_output at key\n"
+                        "patch layers[0].mlp_input at key\n"}
+    p, base = {}, None
+    for name, text in scripts.items():
+        (tmp_path / (name + ".rw")).write_text(text)
+        table = mixc.intervene(run, tmp_path / (name + ".rw"), size=64, out=tmp_path / name)
+        p[name], base = table["p_patched"], table["p_corrupt"][0]
+    pairs = mixc.task(run, size=64)["pairs"]
+    m = mixc.load(run)
+    rows, at = torch.arange(64), pairs["key"]
+    w = m.state_dict()
+    _, clean = m.run_with_cache(pairs["clean"], names=["layers[0].block_input"])
+    seen = {}
+
+    def keep(name):
+        def hook(value, _):
+            seen[name] = value.clone()
+        return hook
+
+    def norm2(value, _):  # the second norm of the path-patched residual
+        r = seen["residual"].clone()
+        r[rows, at] += clean["layers[0].block_input"][rows, at] - seen["block_input"][rows, at]
+        return torch.nn.functional.layer_norm(r, r.shape[-1:], w["layers[0].norm2.weight"], w["layers[0].norm2.bias"])
+
+    with torch.no_grad():
+        logits = m.run_with_hooks(pairs["corrupted"], [("layers[0].block_input", keep("block_input")),
+                                                       ("layers[0].residual", keep("residual")),
+                                                       ("layers[0].norm2", norm2)])
+    want = torch.softmax(logits[rows, pairs["readout"]].double(), -1)[rows, pairs["answer"]].mean().item()
+    # The run is small and the path's effect on p small (~1e-5): the check
+    # is against that effect, which float rounding (~1e-9 here) is far below.
+    effect = abs(want - base)
+    assert effect > 1e-6 and abs(p["path"][0] - want) < 0.01 * effect, (p["path"][0], want, base)
+    assert abs(p["one"][0] - p["one"][1]) < 1e-6  # one node: the edge
+    assert abs(p["chain"][0] - p["chain"][1]) < 1e-6  # every reader along the chain: the node patch
+    # The path is neither the node patch nor the edge into its first node.
+    assert abs(p["path"][0] - p["path"][1]) > 1e-6 and abs(p["path"][0] - p["one"][0]) > 1e-6
+    # The generated back end (the path's copies fuse like any node) gives the same table.
+    for name in scripts:
+        subprocess.run([MIXC, "intervene", str(run), str(tmp_path / (name + ".rw")), "--size", "64", "--backend",
+                        "generated", "--out", str(tmp_path / ("gen-" + name))], check=True, stdout=subprocess.DEVNULL)
+        gen = [float(r["p_patched"]) for r in csv.DictReader(open(tmp_path / ("gen-" + name) / "attrib.csv"))]
+        assert max(abs(a - b) for a, b in zip(gen, p[name])) < 1e-5, (name, gen, p[name])

@@ -5,6 +5,7 @@
 #include "abi/StateLayout.h"
 #include "support/Suggest.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/raw_ostream.h"
@@ -99,24 +100,37 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
         removed.insert(op);
       }
     }
-    for (auto [cellIndex, cell] : llvm::enumerate(script.cells))
-      for (const dsl::RwAction &a : cell.actions) {
-        auto targets = match(a, named, removed);
-        if (!targets)
-          return signalPassFailure();
-        for (const Target &t : *targets) {
-          const int64_t c = static_cast<int64_t>(cellIndex);
-          if (!t.state.empty() && !a.receiver.empty()) {
-            emitError(locOf(a)) << "'" << t.state << "' is a recurrent state: edges from a state are not "
-                                << "supported yet (patch the state: its next step and its readout both see it)";
+    // Paths last: their clones must see every other cell's edits of the
+    // nodes they copy (PathPatching below).
+    for (bool paths : {false, true})
+      for (auto [cellIndex, cell] : llvm::enumerate(script.cells))
+        for (const dsl::RwAction &a : cell.actions)
+          if (a.via.empty() != paths && failed(apply(a, static_cast<int64_t>(cellIndex), named, removed)))
             return signalPassFailure();
-          }
-          if (failed(!t.state.empty()      ? interveneOnState(t.op, t.state, a, c)
-                     : a.receiver.empty() ? intervene(t.op, a, c)
-                                          : interveneOnEdge(t.op, a, c)))
-            return signalPassFailure();
-        }
-      }
+  }
+
+  /// Action `a` of cell `c` on whatever it names.
+  LogicalResult apply(const dsl::RwAction &a, int64_t c, const std::vector<Operation *> &named,
+                      const llvm::DenseSet<Operation *> &removed) {
+    auto targets = match(a, named, removed);
+    if (!targets)
+      return failure();
+    if (!a.via.empty() && (targets->size() != 1 || !targets->front().state.empty()))
+      return emitError(locOf(a)) << "the sender of a path is one node: '" << a.pattern << "' names "
+                                 << (targets->front().state.empty() ? std::to_string(targets->size()) + " values"
+                                                                    : "a recurrent state")
+                                 << " (write the node's full name)";
+    for (const Target &t : *targets) {
+      if (!t.state.empty() && !a.receiver.empty())
+        return emitError(locOf(a)) << "'" << t.state << "' is a recurrent state: edges from a state are not "
+                                   << "supported yet (patch the state: its next step and its readout both see it)";
+      if (failed(!t.state.empty()      ? interveneOnState(t.op, t.state, a, c)
+                 : !a.via.empty()     ? interveneOnPath(t.op, a, c, named, removed)
+                 : a.receiver.empty() ? intervene(t.op, a, c)
+                                      : interveneOnEdge(t.op, a, c)))
+        return failure();
+    }
+    return success();
   }
 
 private:
@@ -365,6 +379,188 @@ private:
     return success();
   }
 
+  /// The value `v` with the patch and ablate ops of other cells peeled off
+  /// (each touches its own cell's rows of the value it wraps).
+  static Value peel(Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<PatchOp, AblateOp>(def))
+        break;
+      v = def->getOperand(0);
+    }
+    return v;
+  }
+
+  /// Path patching (protocol §6.3): `a`'s edit of `sender` reaches the
+  /// model only along a.via. The path as the model reads it now is a chain
+  /// of versions of its nodes (the nodes, or an earlier path cell's copies
+  /// of them, which the readers of the last see); each version is copied,
+  /// its read of the previous one moved to the previous copy (other cells'
+  /// edits in between copied too: their rows stay theirs), and the first
+  /// copy reads this cell's edit of what it read. The last copy replaces
+  /// the last version for all its readers; every other read of the sender
+  /// and of the path's nodes keeps the run's own value. Copies of one path
+  /// stack (a later cell's copy of an earlier cell's copy), so cells that
+  /// share a path each see their own edit.
+  LogicalResult interveneOnPath(Operation *sender, const dsl::RwAction &a, int64_t cell,
+                                const std::vector<Operation *> &named, const llvm::DenseSet<Operation *> &removed) {
+    if (sender->getParentOfType<ScanOp>())
+      return emitError(locOf(a)) << "'" << nameOf(sender) << "' is a value of a scan's step: a path starts at a "
+                                 << "node outside a scan";
+    if (failed(checkIntervention(sender, a)))
+      return failure();
+    std::vector<Operation *> nodes; // the path's nodes as named
+    for (size_t i = 0; i < a.via.size(); ++i) {
+      std::vector<Operation *> hits;
+      for (Operation *op : named)
+        if (!removed.count(op) && dsl::matchesPattern(a.via[i], nameOf(op)))
+          hits.push_back(op);
+      if (hits.size() != 1)
+        return emitError(locAt(a.viaLocs[i])) << "a path's node names one node: '" << a.via[i] << "' matches "
+                                              << hits.size() << (hits.empty() ? " (mixc names lists them)" : "");
+      if (hits[0]->getParentOfType<ScanOp>() || isa<ScanOp>(hits[0]))
+        return emitError(locAt(a.viaLocs[i])) << "'" << a.via[i] << "' is a scan or a value of its step: a "
+                                              << "path through a scan is not supported yet";
+      if (hits[0]->hasAttr("state_name"))
+        for (Operation &e : *hits[0]->getBlock())
+          if (auto edit = dyn_cast<StateEditOp>(&e); edit && edit.getTarget() == nameOf(hits[0]))
+            return emitError(locAt(a.viaLocs[i])) << "the path runs through '" << a.via[i] << "', whose state "
+                                                  << "cell " << edit.getCell() << " edits: a path through an "
+                                                  << "edited recurrence is not supported";
+      nodes.push_back(hits[0]);
+    }
+    // Cells' paths stack when they are one path (a sweep over positions);
+    // paths that share only some nodes would need each copy to take the
+    // others' edits too, which the copies cannot: refused.
+    for (const auto &[otherSender, otherNodes] : pathCells) {
+      if (otherSender == sender && otherNodes == nodes)
+        continue;
+      for (size_t i = 0; i < nodes.size(); ++i)
+        if (std::find(otherNodes.begin(), otherNodes.end(), nodes[i]) != otherNodes.end())
+          return emitError(locAt(a.viaLocs[i])) << "another cell's path also runs through '" << a.via[i]
+                                                << "': paths of a script share nodes only when they are one path "
+                                                << "(the same sender and nodes); put the other in a script of its own";
+    }
+    pathCells.push_back({sender, nodes});
+    // The live chain, from the last node's version back to the sender.
+    std::vector<Operation *> live(nodes.size());
+    live.back() = liveVersion(nodes.back());
+    for (size_t i = nodes.size(); i-- > 0;) {
+      Operation *previous = i == 0 ? sender : nodes[i - 1];
+      Operation *found = nullptr;
+      for (Value v : live[i]->getOperands())
+        if (Operation *def = peel(v).getDefiningOp(); def && versionOf(def) == previous)
+          found = def;
+      if (!found)
+        return emitError(locAt(a.viaLocs[i])) << "'" << nameOf(nodes[i]) << "' does not read '" << nameOf(previous)
+                                              << "': " << readersText(previous);
+      if (i > 0)
+        live[i - 1] = found;
+    }
+    // The copies, first to last, each right after the version it copies.
+    IRMapping copied; // a live version's results → its copy's
+    std::vector<Operation *> copies;
+    for (size_t i = 0; i < live.size(); ++i) {
+      Operation *from = i == 0 ? sender : live[i - 1];
+      OpBuilder b(live[i]);
+      b.setInsertionPointAfter(live[i]);
+      SmallVector<Value> operands;
+      for (Value v : live[i]->getOperands()) {
+        Operation *def = peel(v).getDefiningOp();
+        if (!def || def != from) {
+          operands.push_back(v);
+          continue;
+        }
+        FailureOr<Value> moved = i == 0 ? editOf(v, a, cell) : copyEdits(v, copied, b, cell);
+        if (failed(moved))
+          return failure();
+        operands.push_back(*moved);
+      }
+      Operation *copy = b.clone(*live[i]);
+      copy->setOperands(operands);
+      const std::string suffix = "@c" + std::to_string(cell) + ".via";
+      copy->setAttr("name", b.getStringAttr(nameOf(nodes[i]) + suffix));
+      if (auto stateName = copy->getAttrOfType<StringAttr>("state_name"))
+        copy->setAttr("state_name", b.getStringAttr(stateName.getValue().str() + suffix));
+      for (auto [r, c] : llvm::zip(live[i]->getResults(), copy->getResults()))
+        copied.map(r, c);
+      originalOf[copy] = nodes[i];
+      copies.push_back(copy);
+    }
+    // The readers of the last version read its copy; versions left unread go.
+    for (auto [r, c] : llvm::zip(live.back()->getResults(), copies.back()->getResults()))
+      r.replaceAllUsesExcept(c, copies.back());
+    liveOf[nodes.back()] = copies.back();
+    for (size_t i = live.size(); i-- > 0;)
+      if (originalOf.count(live[i]) && live[i]->use_empty()) {
+        Operation *dead = live[i];
+        SmallVector<Operation *> edits; // earlier cells' copied edits it read, now unread too
+        for (Value v : dead->getOperands())
+          for (Operation *def = v.getDefiningOp(); def && isa<PatchOp, AblateOp>(def) && def->hasOneUse();
+               def = def->getOperand(0).getDefiningOp())
+            edits.push_back(def);
+        originalOf.erase(dead);
+        dead->erase();
+        for (Operation *e : edits)
+          if (e->use_empty() && copiedEdits.count(e)) {
+            copiedEdits.erase(e);
+            e->erase();
+          }
+      }
+    return success();
+  }
+
+  /// The op the readers of `node` read now: the node, or a path cell's copy.
+  Operation *liveVersion(Operation *node) {
+    auto it = liveOf.find(node);
+    return it == liveOf.end() ? node : it->second;
+  }
+  /// The node an op is a version of (itself, or what it is a copy of).
+  Operation *versionOf(Operation *op) {
+    auto it = originalOf.find(op);
+    return it == originalOf.end() ? op : it->second;
+  }
+  /// This cell's edit of `v` (the sender as the path's first node reads it).
+  FailureOr<Value> editOf(Value v, const dsl::RwAction &a, int64_t cell) {
+    Operation *sender = peel(v).getDefiningOp();
+    FailureOr<Operation *> edit =
+        createEdit(v, nameOf(sender) + "@c" + std::to_string(cell) + "=>" + a.via.front(), a, cell);
+    if (failed(edit))
+      return failure();
+    return (*edit)->getResult(0);
+  }
+  /// `v` (a path node's result under other cells' edits) with its root moved
+  /// to the root's copy and the edits copied over it, in order.
+  FailureOr<Value> copyEdits(Value v, IRMapping &copied, OpBuilder &b, int64_t cell) {
+    if (Value mapped = copied.lookupOrNull(v))
+      return mapped;
+    Operation *edit = v.getDefiningOp();
+    FailureOr<Value> inner = copyEdits(edit->getOperand(0), copied, b, cell);
+    if (failed(inner))
+      return failure();
+    Operation *copy = b.clone(*edit);
+    copy->setOperand(0, *inner);
+    auto copied_ = copiedEdits.find(edit); // a copy's copy is named after the cell's own edit
+    const std::string own = copied_ == copiedEdits.end() ? nameOf(edit) : copied_->second;
+    copy->setAttr("name", b.getStringAttr(own + "@c" + std::to_string(cell) + ".via"));
+    copiedEdits[copy] = own;
+    return copy->getResult(0);
+  }
+  /// "its readers: a, b" or "nothing reads it", for errors.
+  std::string readersText(Operation *op) {
+    std::vector<std::string> readers;
+    for (Value r : op->getResults())
+      for (Operation *u : r.getUsers()) {
+        std::string name = u->hasAttr("name") ? nameOf(u) : u->getName().getStringRef().str();
+        if (std::find(readers.begin(), readers.end(), name) == readers.end())
+          readers.push_back(name);
+      }
+    std::sort(readers.begin(), readers.end());
+    std::string list;
+    for (const std::string &r : readers)
+      list += (list.empty() ? "" : ", ") + r;
+    return readers.empty() ? "nothing reads it" : "its readers: " + list;
+  }
+
   /// das(k) on `op`: a whole [B, T, ...] value at one position, with at
   /// least k values there; errors located at the script.
   LogicalResult checkDas(Operation *op, const dsl::RwAction &a) {
@@ -454,6 +650,11 @@ private:
   std::vector<std::string> paths;
   std::vector<Operation *> states; // ops with a `state_name`
   bool preparsed = false;
+  // Path patching's copies: a copy's original, an original's copy its
+  // readers read now, and the copied edits of other cells.
+  llvm::DenseMap<Operation *, Operation *> originalOf, liveOf;
+  llvm::DenseMap<Operation *, std::string> copiedEdits; // a copied edit → the name of the edit it copies
+  std::vector<std::pair<Operation *, std::vector<Operation *>>> pathCells; // each path cell's sender and nodes
 };
 } // namespace
 
