@@ -408,7 +408,21 @@ private:
                                  << "node outside a scan";
     if (failed(checkIntervention(sender, a)))
       return failure();
-    std::vector<Operation *> nodes; // the path's nodes as named
+    FailureOr<std::vector<Operation *>> nodes = pathNodes(sender, a, named, removed);
+    if (failed(nodes))
+      return failure();
+    FailureOr<std::vector<Operation *>> live = liveChain(sender, *nodes, a);
+    if (failed(live))
+      return failure();
+    return copyChain(sender, *nodes, *live, a, cell);
+  }
+
+  /// The nodes a.via names, one each, checked: not a scan or inside one, no
+  /// recurrence whose state a cell edits, no node another path shares.
+  FailureOr<std::vector<Operation *>> pathNodes(Operation *sender, const dsl::RwAction &a,
+                                                const std::vector<Operation *> &named,
+                                                const llvm::DenseSet<Operation *> &removed) {
+    std::vector<Operation *> nodes;
     for (size_t i = 0; i < a.via.size(); ++i) {
       std::vector<Operation *> hits;
       for (Operation *op : named)
@@ -441,7 +455,14 @@ private:
                                                 << "(the same sender and nodes); put the other in a script of its own";
     }
     pathCells.push_back({sender, nodes});
-    // The live chain, from the last node's version back to the sender.
+    return nodes;
+  }
+
+  /// The path as the model reads it now, from the last node's live version
+  /// back to the first: each a version of its node that reads (through
+  /// other cells' edits) the previous one, the first the sender.
+  FailureOr<std::vector<Operation *>> liveChain(Operation *sender, const std::vector<Operation *> &nodes,
+                                                const dsl::RwAction &a) {
     std::vector<Operation *> live(nodes.size());
     live.back() = liveVersion(nodes.back());
     for (size_t i = nodes.size(); i-- > 0;) {
@@ -456,7 +477,14 @@ private:
       if (i > 0)
         live[i - 1] = found;
     }
-    // The copies, first to last, each right after the version it copies.
+    return live;
+  }
+
+  /// The copies of `live`, first to last, each right after the version it
+  /// copies; the last copy takes the last version's readers, and versions
+  /// an earlier cell copied and nothing reads any more go.
+  LogicalResult copyChain(Operation *sender, const std::vector<Operation *> &nodes, const std::vector<Operation *> &live,
+                          const dsl::RwAction &a, int64_t cell) {
     IRMapping copied; // a live version's results → its copy's
     std::vector<Operation *> copies;
     for (size_t i = 0; i < live.size(); ++i) {
@@ -486,27 +514,30 @@ private:
       originalOf[copy] = nodes[i];
       copies.push_back(copy);
     }
-    // The readers of the last version read its copy; versions left unread go.
     for (auto [r, c] : llvm::zip(live.back()->getResults(), copies.back()->getResults()))
       r.replaceAllUsesExcept(c, copies.back());
     liveOf[nodes.back()] = copies.back();
     for (size_t i = live.size(); i-- > 0;)
-      if (originalOf.count(live[i]) && live[i]->use_empty()) {
-        Operation *dead = live[i];
-        SmallVector<Operation *> edits; // earlier cells' copied edits it read, now unread too
-        for (Value v : dead->getOperands())
-          for (Operation *def = v.getDefiningOp(); def && isa<PatchOp, AblateOp>(def) && def->hasOneUse();
-               def = def->getOperand(0).getDefiningOp())
-            edits.push_back(def);
-        originalOf.erase(dead);
-        dead->erase();
-        for (Operation *e : edits)
-          if (e->use_empty() && copiedEdits.count(e)) {
-            copiedEdits.erase(e);
-            e->erase();
-          }
-      }
+      if (originalOf.count(live[i]) && live[i]->use_empty())
+        eraseCopy(live[i]);
     return success();
+  }
+
+  /// An earlier cell's copy nothing reads any more, and the copied edits
+  /// only it read.
+  void eraseCopy(Operation *dead) {
+    SmallVector<Operation *> edits;
+    for (Value v : dead->getOperands())
+      for (Operation *def = v.getDefiningOp(); def && isa<PatchOp, AblateOp>(def) && def->hasOneUse();
+           def = def->getOperand(0).getDefiningOp())
+        edits.push_back(def);
+    originalOf.erase(dead);
+    dead->erase();
+    for (Operation *e : edits)
+      if (e->use_empty() && copiedEdits.count(e)) {
+        copiedEdits.erase(e);
+        e->erase();
+      }
   }
 
   /// The op the readers of `node` read now: the node, or a path cell's copy.
