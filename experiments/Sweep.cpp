@@ -119,10 +119,12 @@ std::string nameComponent(const std::string &path, const toml::node &v) {
   std::string key = path.substr(path.rfind('.') + 1), value = display(v);
   if (key == "file")
     return fs::path(value).stem().string();
-  std::string out = key + value;
-  for (char &c : out)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_')
-      c = '-';
+  std::string out;
+  for (char c : key + value) {
+    if (c == '+') // 1e+06 is "1e06": as '-' it would read 1e-06, a millionth
+      continue;
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '-';
+  }
   return out;
 }
 
