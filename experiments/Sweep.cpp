@@ -9,6 +9,7 @@
 #include "support/AtomicWrite.h"
 #include "support/FileLock.h"
 #include "support/Process.h"
+#include "support/TextFile.h"
 
 #include <toml++/toml.h>
 
@@ -490,10 +491,9 @@ std::vector<std::vector<size_t>> unitsOf(const Spec &s, const SweepOptions &o, c
       c.start = PackCandidate::Start::Trained;
     else if (fs::exists(dir / "checkpoint.pt")) {
       c.start = PackCandidate::Start::Resumes;
-      std::ifstream in(dir / "pack.txt");
-      std::stringstream text;
-      text << in.rdbuf();
-      c.packedWith = text.str();
+      std::string unread; // no pack.txt: it trained alone before
+      if (!support::readWholeFile((dir / "pack.txt").string(), c.packedWith, unread))
+        c.packedWith.clear();
     }
     candidates.push_back(c);
   }
