@@ -1,6 +1,7 @@
 // Packed training (runtime/core/Replicas.h) against separate runs, in one
 // process on the same batch: cell-steps per second of K replicas trained as
-// one program (one forward, one backward, ReplicaAdamW) and of one model
+// one program (one forward, one backward, ReplicaAdamW; on LibTorch, then with
+// the regions that have kernels generated) and of one model
 // alone on the LibTorch and generated back ends (forward, backward,
 // fusedAdamWStep), each stdlib model and width, on AR-shaped batches
 // (B = 32, T = 37, readout at one position a row, as the trainer).
@@ -108,7 +109,8 @@ int main(int argc, char **argv) {
   mixc::rt::setThreads(threads);
   mixc::rt::keepFreedHostMemory(); // as mixc train runs
   const int64_t B = 32, T = 37, V = std::stoll(vocab);
-  std::printf("# cell-steps/s: packed K replicas (LibTorch) against one model alone; B = %lld, T = %lld, "
+  std::printf("# cell-steps/s: packed K replicas (LibTorch; gen: regions generated) against one model alone; "
+              "B = %lld, T = %lld, "
               "vocab %lld, %d thread(s)\n", (long long)B, (long long)T, (long long)V, threads);
   std::printf("%-10s %4s %-18s %9s %12s %10s %10s\n", "model", "d", "run", "ms/step", "cell-steps/s",
               "vs libtorch", "vs generated");
@@ -138,24 +140,27 @@ int main(int argc, char **argv) {
         profile(trace, [&] { timeAlone(*model, b, steps); });
         std::printf("%-10s %4s %-18s %9.2f %12.1f\n", m.c_str(), d.c_str(), names[g], 1e3 * alone[g], 1 / alone[g]);
       }
-      for (const std::string &k : ks) {
-        const int64_t K = std::stoll(k);
-        auto pack = mixc::rt::ReplicatedModel::create(result.graph, K, error);
-        if (!pack) {
-          std::cerr << error << "\n";
-          return 1;
+      for (const std::string &k : ks)
+        for (int g = 0; g < 2; ++g) { // the pack on LibTorch, then with its regions generated
+          const int64_t K = std::stoll(k);
+          auto pack = mixc::rt::ReplicatedModel::create(result.graph, K, error, g ? library : nullptr);
+          if (!pack) {
+            std::cerr << error << "\n";
+            return 1;
+          }
+          std::vector<uint64_t> seeds;
+          for (int64_t i = 0; i < K; ++i)
+            seeds.push_back(i);
+          pack->initParameters(seeds);
+          const double t = timePacked(*pack, b, steps), cells = K / t;
+          const std::string run = "packed K=" + k + (g ? " gen" : "");
+          const std::string trace = profilePrefix.empty() ? ""
+              : profilePrefix + "-" + m + "-d" + d + "-packed" + k + (g ? "-generated.json" : ".json");
+          profile(trace, [&] { timePacked(*pack, b, steps); });
+          std::printf("%-10s %4s %-18s %9.2f %12.1f %9.2fx %11.2fx\n", m.c_str(), d.c_str(), run.c_str(), 1e3 * t,
+                      cells, cells * alone[0], cells * alone[1]);
+          std::fflush(stdout);
         }
-        std::vector<uint64_t> seeds;
-        for (int64_t i = 0; i < K; ++i)
-          seeds.push_back(i);
-        pack->initParameters(seeds);
-        const double t = timePacked(*pack, b, steps), cells = K / t;
-        const std::string trace = profilePrefix.empty() ? "" : profilePrefix + "-" + m + "-d" + d + "-packed" + k + ".json";
-        profile(trace, [&] { timePacked(*pack, b, steps); });
-        std::printf("%-10s %4s %-18s %9.2f %12.1f %9.2fx %11.2fx\n", m.c_str(), d.c_str(),
-                    ("packed K=" + k).c_str(), 1e3 * t, cells, cells * alone[0], cells * alone[1]);
-        std::fflush(stdout);
-      }
     }
   return 0;
 }

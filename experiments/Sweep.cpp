@@ -529,8 +529,7 @@ double timeUnit(const SweepOptions &o, const std::vector<std::string> &files, co
   std::vector<std::string> argv = {o.self, "train"};
   argv.insert(argv.end(), files.begin(), files.end());
   argv.insert(argv.end(), {"--time-steps", "5", "--out", timed.string()}); // its step-timing.json
-  if (files.size() == 1)
-    argv.push_back("--backend=" + o.backend); // a pack runs on the LibTorch path
+  argv.push_back("--backend=" + o.backend);
   if (!o.devices.empty() && o.engine == "local") // timed where the cells will run
     argv.push_back("--device=" + o.devices.front());
   std::string printed, err;

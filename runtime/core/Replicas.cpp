@@ -5,6 +5,8 @@
 #include "runtime/core/Primitives.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <unordered_map>
 
 namespace mixc::rt {
@@ -139,7 +141,8 @@ Tensors channelsRule(const graph::Node &n, const Tensors &args, int64_t rows) {
 }
 } // namespace
 
-std::unique_ptr<ReplicatedModel> ReplicatedModel::create(graph::Graph g, int64_t replicas, std::string &error) {
+std::unique_ptr<ReplicatedModel> ReplicatedModel::create(graph::Graph g, int64_t replicas, std::string &error,
+                                                         std::shared_ptr<const kernels::Library> kernels) {
   if (replicas < 1) {
     error = "a pack needs at least one replica, not " + std::to_string(replicas);
     return nullptr;
@@ -189,6 +192,7 @@ std::unique_ptr<ReplicatedModel> ReplicatedModel::create(graph::Graph g, int64_t
     }
     m->steps_.push_back(std::move(s));
   }
+  m->bindRegions(kernels.get(), ids);
   m->outputValue_ = ids.at(graph.outputs[0]);
   if (m->layouts_[m->outputValue_] != Layout::Rows) {
     error = "the model's output '" + graph.outputs[0] + "' does not depend on the tokens";
@@ -201,6 +205,94 @@ std::unique_ptr<ReplicatedModel> ReplicatedModel::create(graph::Graph g, int64_t
     m->tensors_.push_back({graph.params[i].name, at::zeros(shape, at::kFloat).set_requires_grad(graph.params[i].trainable)});
   }
   return m;
+}
+
+/// As Model::bindRegions, on the pack's node steps (one a node): a region
+/// runs as one step where its last node was, unless a node between its
+/// nodes reads its results, or it holds the LM head (the readout gathers
+/// rows before `unembed`). The library stays open while the model lives:
+/// the bound regions keep its functions.
+void ReplicatedModel::bindRegions(const kernels::Library *kernels, const std::unordered_map<std::string, int> &ids) {
+  const graph::Graph &g = graph();
+  std::map<std::string, std::vector<size_t>> members; // region -> its nodes' steps
+  for (size_t i = 0; i < steps_.size(); ++i)
+    if (auto it = steps_[i].node->attrs.find("fused"); it != steps_[i].node->attrs.end())
+      members[it->second.s].push_back(i);
+  std::vector<int> replacedBy(steps_.size(), -1); // step -> index into bound_
+  for (const graph::Region &r : g.regions) {
+    std::string why = kernels ? "" : "the libtorch back end";
+    BoundRegion b;
+    if (why.empty())
+      why = bindRegion(g, r, *kernels, b);
+    const std::vector<size_t> &idx = members[r.name];
+    if (why.empty() && idx.empty())
+      why = "no node is tagged with it";
+    std::set<int> produced;
+    for (size_t i : idx) {
+      if (steps_[i].node->op == "unembed" && why.empty())
+        why = "it holds the LM head";
+      for (size_t k = 0; k < steps_[i].node->shapes.size(); ++k)
+        produced.insert(steps_[i].firstResult + static_cast<int>(k));
+    }
+    const std::set<size_t> inside(idx.begin(), idx.end());
+    for (size_t i = idx.empty() ? 0 : idx.front(); why.empty() && !idx.empty() && i < idx.back(); ++i)
+      if (!inside.count(i))
+        for (int v : steps_[i].inputs)
+          if (produced.count(v))
+            why = "node '" + steps_[i].node->name + "' between its nodes reads its results";
+    regionStatus_.push_back({r.name, why});
+    if (!why.empty())
+      continue;
+    bound_.push_back(std::move(b));
+    for (size_t i : idx)
+      replacedBy[i] = static_cast<int>(bound_.size()) - 1;
+  }
+  std::vector<Step> steps;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (replacedBy[i] < 0) {
+      steps.push_back(std::move(steps_[i]));
+      continue;
+    }
+    const BoundRegion &b = bound_[replacedBy[i]];
+    if (members[b.region->name].back() != i)
+      continue; // the region's call goes where its last node was
+    Step s{steps_[i].node, {}, -1, steps_[i].layout, &b, {}};
+    for (const std::string &v : b.region->inputs)
+      s.inputs.push_back(ids.at(v));
+    for (const std::string &v : b.region->outputs)
+      s.regionResults.push_back(ids.at(v));
+    steps.push_back(std::move(s));
+  }
+  steps_ = std::move(steps);
+}
+
+/// A region through its kernel: reading rows and constants only, once for
+/// all replicas (a larger batch); else once a replica on its rows and its
+/// weights, each output joined by its own layout.
+std::vector<at::Tensor> ReplicatedModel::runRegionStep(const Step &s, const std::vector<at::Tensor> &args,
+                                                       int64_t rows) const {
+  bool perReplica = false;
+  for (int v : s.inputs)
+    perReplica = perReplica || layouts_[v] == Layout::PerReplica;
+  if (!perReplica)
+    return runRegion(*s.region, args);
+  std::vector<Tensors> parts(s.regionResults.size()); // [output][replica]
+  for (int64_t k = 0; k < replicas_; ++k) {
+    Tensors in;
+    for (size_t i = 0; i < args.size(); ++i)
+      in.push_back(args[i].defined() ? replicaPart(args[i], layouts_[s.inputs[i]], k, rows) : args[i]);
+    Tensors res = runRegion(*s.region, in);
+    for (size_t r = 0; r < res.size() && r < parts.size(); ++r)
+      parts[r].push_back(std::move(res[r]));
+  }
+  Tensors joined;
+  for (size_t r = 0; r < parts.size(); ++r) {
+    const Layout out = layouts_[s.regionResults[r]];
+    joined.push_back(out == Layout::Rows ? at::cat(parts[r], 0)
+                     : out == Layout::PerReplica ? at::stack(parts[r], 0)
+                                                 : parts[r][0]); // from constants: the same in each
+  }
+  return joined;
 }
 
 void ReplicatedModel::initParameters(const std::vector<uint64_t> &seeds) {
@@ -317,6 +409,12 @@ at::Tensor ReplicatedModel::forward(const at::Tensor &tokens, const std::optiona
     if (readoutRows && s.node->op == "unembed") { // as Model::forward: the head sees one step a row
       at::Tensor idx = readoutRows->view({-1, 1, 1}).expand({-1, 1, args[0].size(-1)});
       args[0] = args[0].gather(1, idx);
+    }
+    if (s.region) {
+      Tensors out = runRegionStep(s, args, rows);
+      for (size_t r = 0; r < out.size(); ++r)
+        values[s.regionResults[r]] = std::move(out[r]);
+      continue;
     }
     Tensors out = runStep(s, args, rows);
     for (size_t r = 0; r < out.size(); ++r)

@@ -25,22 +25,27 @@
 // is the sum of the replicas' losses, so each replica's weights get the
 // gradient of its own loss only.
 //
-// The LibTorch path only: generated kernels and interventions run on the
-// members alone (ReplicatedModel::create refuses graphs with intervention
-// nodes).
+// With a kernel library (--backend=generated), each fused region that has a
+// kernel runs generated: once for all replicas where it reads only rows and
+// constants, else once a replica on its rows and weights (the kernels take
+// one set of weights a call). Interventions run on the members alone
+// (ReplicatedModel::create refuses graphs with intervention nodes).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MIXC_RUNTIME_CORE_REPLICAS_H
 #define MIXC_RUNTIME_CORE_REPLICAS_H
 
 #include "abi/Graph.h"
+#include "runtime/core/Generated.h"
 #include "runtime/core/Model.h"
 
 #include <ATen/ATen.h>
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace mixc::rt {
@@ -49,10 +54,15 @@ class ReplicatedModel {
 public:
   /// K ≥ 1 replicas of `graph`'s model; nullptr and `error` when the graph
   /// cannot run on this runtime or cannot be packed (an intervention node,
-  /// an op that mixes the batch's rows).
-  static std::unique_ptr<ReplicatedModel> create(graph::Graph graph, int64_t replicas, std::string &error);
+  /// an op that mixes the batch's rows). With `kernels`, the regions the
+  /// library holds run generated (regionStatus says which).
+  static std::unique_ptr<ReplicatedModel> create(graph::Graph graph, int64_t replicas, std::string &error,
+                                                 std::shared_ptr<const kernels::Library> kernels = nullptr);
 
   int64_t replicas() const { return replicas_; }
+  /// Per region of the graph: "" when it runs generated, else why it runs
+  /// node by node (always the latter without a kernel library).
+  const std::vector<std::pair<std::string, std::string>> &regionStatus() const { return regionStatus_; }
   const graph::Graph &graph() const { return member_->graph(); }
 
   /// Replica k's weights drawn as Model::initParameters(seeds[k]) draws
@@ -83,9 +93,15 @@ private:
     std::vector<int> inputs;
     int firstResult;
     Layout layout; // of its results
+    const BoundRegion *region = nullptr; // a region's step (at its last node): its kernel
+    std::vector<int> regionResults;      // the region's outputs' value ids
   };
   ReplicatedModel() = default;
   std::vector<at::Tensor> runStep(const Step &s, const std::vector<at::Tensor> &args, int64_t rowsPerReplica) const;
+  std::vector<at::Tensor> runRegionStep(const Step &s, const std::vector<at::Tensor> &args,
+                                        int64_t rowsPerReplica) const;
+  /// Replaces the node steps of each region `kernels` can run by one step.
+  void bindRegions(const kernels::Library *kernels, const std::unordered_map<std::string, int> &ids);
 
   int64_t replicas_ = 1;
   std::unique_ptr<Model> member_; // the graph checked by Model::create; draws each replica's init
@@ -94,6 +110,8 @@ private:
   std::vector<Layout> layouts_; // per value
   int numValues_ = 0, outputValue_ = 0;
   std::vector<int> paramValues_;
+  std::deque<BoundRegion> bound_; // steps point into it: a deque keeps addresses
+  std::vector<std::pair<std::string, std::string>> regionStatus_;
 };
 
 } // namespace mixc::rt

@@ -286,7 +286,8 @@ Status preparePack(const std::vector<TrainConfig> &configs, const graph::Graph &
     return Status::failed(why);
   const int64_t K = static_cast<int64_t>(configs.size());
   std::string error;
-  if (!(pack.model = rt::ReplicatedModel::create(g, K, error)) || !(pack.member = rt::Model::create(g, error)))
+  if (!(pack.model = rt::ReplicatedModel::create(g, K, error, opts.kernels)) ||
+      !(pack.member = rt::Model::create(g, error)))
     return Status::failed("cannot pack the model: " + error);
   pack.graphJson = graph::toJson(g);
   members = std::vector<Member>(configs.size());
@@ -320,7 +321,7 @@ support::Status timePack(const std::vector<TrainConfig> &configs, const graph::G
     return st;
   Loop loop{pack, members, data.train, data.test, stepCount(configs[0], data.train)};
   out.totalSteps = loop.count.total;
-  out.backend = "libtorch";
+  out.backend = opts.kernels ? "generated" : "libtorch";
   loop.trainStep(0); // warm-up: allocations, first-touch
   const auto start = std::chrono::steady_clock::now();
   for (int64_t s = 1; s <= steps; ++s)

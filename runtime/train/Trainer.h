@@ -46,7 +46,8 @@ support::Status train(const TrainConfig &config, const graph::Graph &graph, cons
 /// early stop (any other difference is refused, naming the key), each run's
 /// folder written as `train` alone writes it. A run that stops early is
 /// frozen while the others go on; one whose loss diverges fails alone.
-/// The CPU and the LibTorch path only (options.kernels is not used).
+/// With options.kernels, the regions the library holds run generated
+/// (ReplicatedModel); the members' checkpoints are the same either way.
 support::Status trainPack(const std::vector<TrainConfig> &configs, const graph::Graph &graph,
                           const RunOptions &options, const support::Console &io);
 

@@ -21,8 +21,8 @@ commands:
   names FILE.mix     print every node name of the compiled model (--edges: every
                      edge SENDER -> RECEIVER a script can patch)
   train [CONFIG]...  train a model on a task (TOML config; none: the built-in default run);
-                     several configs train as one pack (one program, one data stream; CPU,
-                     LibTorch): same model and task, each its own train.lr, seed, warmup,
+                     several configs train as one pack (one program, one data stream; both
+                     back ends): same model and task, each its own train.lr, seed, warmup,
                      schedule and early_stop_acc; each run folder as if trained alone
   eval RUN|CKPT      accuracy of a trained checkpoint on the test set
   export RUN|CKPT    the weights under their node names, with the run's config and

@@ -165,9 +165,11 @@ int cmdTrainPack(const Options &o) {
     if (i == 0)
       graphJson = json, model = std::move(own);
   }
-  if (o.backend == "generated")
-    std::cerr << "note: a pack runs on the LibTorch path; --backend=generated is not used\n";
-  mixc::train::RunOptions run{o.resume, o.quiet, o.stopAfter, nullptr, o.overrides, "", o.device};
+  Status built = Status::ok();
+  mixc::train::RunOptions run{o.resume, o.quiet, o.stopAfter, kernels(o, model.compiled, built), o.overrides, "",
+                              o.device};
+  if (!built.isOk())
+    return report(built);
   if (o.timeSteps > 0)
     return timeSteps(o, configs, model.compiled.graph, run);
   return report(mixc::train::trainPack(configs, model.compiled.graph, run, {std::cout, std::cerr}));

@@ -8,6 +8,7 @@
 #include "runtime/core/Model.h"
 #include "runtime/core/Replicas.h"
 #include "runtime/core/TorchCompat.h"
+#include "runtime/kernels/KernelBuild.h"
 #include "runtime/train/FusedAdamW.h"
 
 #include <gtest/gtest.h>
@@ -31,17 +32,27 @@ struct Pack {
   std::vector<std::unique_ptr<Model>> alone; // member k, initialised from kSeeds[k]
 };
 
-Pack makePack(const std::string &arch, std::vector<mixc::dsl::ConfigEntry> config) {
+/// With `generated`, the pack and its members run the model's generated CPU
+/// kernels (both through the same library).
+Pack makePack(const std::string &arch, std::vector<mixc::dsl::ConfigEntry> config, bool generated = false) {
   mix::CompileResult result = compileStdlib(arch, config);
   Pack p;
   std::string error;
-  p.packed = ReplicatedModel::create(result.graph, kReplicas, error);
+  std::shared_ptr<const mixc::kernels::Library> library;
+  if (generated) {
+    setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, /*overwrite=*/0);
+    library = mixc::kernels::buildLibrary(result.cpuKernels, error);
+    EXPECT_TRUE(library) << error;
+    if (!library)
+      return p;
+  }
+  p.packed = ReplicatedModel::create(result.graph, kReplicas, error, library);
   EXPECT_TRUE(p.packed) << error;
   if (!p.packed)
     return p;
   p.packed->initParameters(kSeeds);
   for (uint64_t seed : kSeeds) {
-    p.alone.push_back(Model::create(result.graph, error));
+    p.alone.push_back(Model::create(result.graph, error, library));
     p.alone.back()->initParameters(seed);
   }
   return p;
@@ -56,9 +67,10 @@ protected:
   }
   Pack pack;
 };
-} // namespace
 
-TEST_P(Replicas, EachReplicaIsItsMemberAlone) {
+/// The logits, at every step and at a readout, and every parameter's
+/// gradient of each replica of `pack` against its member alone.
+void expectEachReplicaIsItsMember(Pack &pack) {
   torch::manual_seed(5);
   const at::Tensor tokens = at::randint(3, 20, {2, 12}, at::kLong);
   const at::Tensor readout = at::tensor({11, 6}, at::kLong);
@@ -87,6 +99,24 @@ TEST_P(Replicas, EachReplicaIsItsMemberAlone) {
       EXPECT_LT(maxRelDiff(packedGrad[k], t.grad()), 2e-4) << name << " of replica " << k;
     }
   }
+}
+} // namespace
+
+TEST_P(Replicas, EachReplicaIsItsMemberAlone) { expectEachReplicaIsItsMember(pack); }
+
+// On the generated kernels: the regions with a kernel run generated in the
+// pack as in each member (once a replica where they read weights, once for
+// all where they read rows alone), with the same logits and gradients.
+TEST_P(Replicas, GeneratedRegionsGiveEachMembersResults) {
+  at::set_num_threads(1);
+  Pack generated = makePack(GetParam(), {{"d", "16"}, {"vocab", "20"}}, /*generated=*/true);
+  ASSERT_TRUE(generated.packed);
+  int bound = 0;
+  for (const auto &[name, why] : generated.packed->regionStatus())
+    bound += why.empty();
+  EXPECT_GT(bound, 0) << "no region of the pack runs generated";
+  EXPECT_EQ(generated.packed->regionStatus(), generated.alone[0]->regionStatus());
+  expectEachReplicaIsItsMember(generated);
 }
 
 TEST_P(Replicas, TrainingStepsFollowSeparateRuns) {
