@@ -32,16 +32,20 @@ struct Pack {
   std::vector<std::unique_ptr<Model>> alone; // member k, initialised from kSeeds[k]
 };
 
-/// With `generated`, the pack and its members run the model's generated CPU
-/// kernels (both through the same library).
-Pack makePack(const std::string &arch, std::vector<mixc::dsl::ConfigEntry> config, bool generated = false) {
+enum class Kernels { None, Cpu, CudaOnHost };
+
+/// With kernels, the pack and its members run the model's generated kernels
+/// (both through the same library): the CPU ones, or the CUDA source
+/// compiled for the host (MIXK_CUDA_ON_HOST, as GeneratedTest does).
+Pack makePack(const std::string &arch, std::vector<mixc::dsl::ConfigEntry> config, Kernels kernels = Kernels::None) {
   mix::CompileResult result = compileStdlib(arch, config);
   Pack p;
   std::string error;
   std::shared_ptr<const mixc::kernels::Library> library;
-  if (generated) {
+  if (kernels != Kernels::None) {
     setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, /*overwrite=*/0);
-    library = mixc::kernels::buildLibrary(result.cpuKernels, error);
+    library = mixc::kernels::buildLibrary(
+        kernels == Kernels::Cpu ? result.cpuKernels : "#define MIXK_CUDA_ON_HOST\n" + result.cudaKernels, error);
     EXPECT_TRUE(library) << error;
     if (!library)
       return p;
@@ -104,19 +108,23 @@ void expectEachReplicaIsItsMember(Pack &pack) {
 
 TEST_P(Replicas, EachReplicaIsItsMemberAlone) { expectEachReplicaIsItsMember(pack); }
 
-// On the generated kernels: the regions with a kernel run generated in the
-// pack as in each member (once a replica where they read weights, once for
-// all where they read rows alone), with the same logits and gradients.
+// On the generated kernels, CPU and CUDA (on the host): the regions with a
+// kernel run generated in the pack as in each member (once a replica where
+// they read weights, once for all where they read rows alone), with the same
+// logits and gradients.
 TEST_P(Replicas, GeneratedRegionsGiveEachMembersResults) {
   at::set_num_threads(1);
-  Pack generated = makePack(GetParam(), {{"d", "16"}, {"vocab", "20"}}, /*generated=*/true);
-  ASSERT_TRUE(generated.packed);
-  int bound = 0;
-  for (const auto &[name, why] : generated.packed->regionStatus())
-    bound += why.empty();
-  EXPECT_GT(bound, 0) << "no region of the pack runs generated";
-  EXPECT_EQ(generated.packed->regionStatus(), generated.alone[0]->regionStatus());
-  expectEachReplicaIsItsMember(generated);
+  for (Kernels kernels : {Kernels::Cpu, Kernels::CudaOnHost}) {
+    SCOPED_TRACE(kernels == Kernels::Cpu ? "CPU kernels" : "CUDA kernels on the host");
+    Pack generated = makePack(GetParam(), {{"d", "16"}, {"vocab", "20"}}, kernels);
+    ASSERT_TRUE(generated.packed);
+    int bound = 0;
+    for (const auto &[name, why] : generated.packed->regionStatus())
+      bound += why.empty();
+    EXPECT_GT(bound, 0) << "no region of the pack runs generated";
+    EXPECT_EQ(generated.packed->regionStatus(), generated.alone[0]->regionStatus());
+    expectEachReplicaIsItsMember(generated);
+  }
 }
 
 TEST_P(Replicas, TrainingStepsFollowSeparateRuns) {
