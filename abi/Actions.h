@@ -60,6 +60,21 @@ inline bool isAblation(Action a) {
   return a == Action::Zero || a == Action::Mean || a == Action::Noise || a == Action::Add;
 }
 
+
+/// The readers of a built-in recurrence's state that an edge out of it
+/// names (`patch STATE -> next at P`, `-> output at P`): the next step, or
+/// the output at the edited step. The rewrite pass writes the name into
+/// `mix.state_edit`'s `reader`; the runtime reads it back as MIXK_EDIT_*.
+enum class StateReader { Both, NextStep, Output };
+inline const char *stateReaderName(StateReader r) {
+  return r == StateReader::NextStep ? "next" : r == StateReader::Output ? "output" : "";
+}
+inline std::optional<StateReader> stateReaderNamed(std::string_view name) {
+  for (StateReader r : {StateReader::NextStep, StateReader::Output})
+    if (name == stateReaderName(r))
+      return r;
+  return std::nullopt;
+}
 } // namespace mixc
 
 #endif

@@ -30,7 +30,7 @@
 
 #include <stdint.h>
 
-#define MIXK_ABI_VERSION 6
+#define MIXK_ABI_VERSION 7
 
 /* int mixk_target(void): which memory the library's kernels work on. */
 #define MIXK_TARGET_CPU 0
@@ -44,8 +44,16 @@
  * A scan applies an edit to the state step edit_pos[b] hands on (its output
  * at that step is the unedited step's), as its reference loop does
  * (runtime/core/Scan.h); the built-in recurrences' output at the step
- * already reads the edited state.
+ * already reads the edited state. With edit_reader (built-in recurrences
+ * only: an edge out of the state, docs/protocol.md §6.3), row b's edit
+ * reaches one reader of its state: MIXK_EDIT_NEXT_STEP, the state handed on
+ * (the output at that step reads the unedited state), or MIXK_EDIT_OUTPUT,
+ * the output at that step (the unedited state is handed on); a capture
+ * records the state handed on.
  * Pointers are in the kernels' memory (host or device). */
+#define MIXK_EDIT_BOTH 0
+#define MIXK_EDIT_NEXT_STEP 1
+#define MIXK_EDIT_OUTPUT 2
 typedef struct mixk_state {
   float *capture;             /* when set: every state, [B, T, S] */
   const int64_t *edit_pos;    /* when set, [B]: after step edit_pos[b] (−1: none) */
@@ -53,6 +61,8 @@ typedef struct mixk_state {
   const int32_t *edit_add;    /*   or, where edit_add[b] != 0, state + edit_value[b] */
   const int64_t *edit_range;  /*   when set, [B, 2]: only floats [first, first + count) of row b's
                                    state are edited (one state of a scan); else all S */
+  const int32_t *edit_reader; /*   when set, [B]: MIXK_EDIT_*, the reader row b's edit reaches;
+                                   else both */
 } mixk_state;
 
 typedef struct mixk_args {

@@ -1,6 +1,7 @@
 //===- Names.cpp - a compiled model's intervention points -------------------===//
 #include "app/Names.h"
 
+#include "abi/Actions.h"
 #include "abi/StateLayout.h"
 #include "dsl/Rewrite.h"
 #include "support/Suggest.h"
@@ -83,16 +84,26 @@ std::string formatNamedPoints(const std::vector<NamedPoint> &points) {
 
 std::vector<std::pair<std::string, std::string>> edges(const graph::Graph &g) {
   std::set<std::string> senders;
-  for (const NamedPoint &p : namedPoints(g))
-    if (p.kind == "node" && std::find(p.actions.begin(), p.actions.end(), "intervene") != p.actions.end())
+  std::set<std::string> states; // the built-in recurrences' states that take edits
+  for (const NamedPoint &p : namedPoints(g)) {
+    const bool intervenes = std::find(p.actions.begin(), p.actions.end(), "intervene") != p.actions.end();
+    if (p.kind == "node" && intervenes)
       senders.insert(p.name);
+    if (p.kind == "state" && intervenes && p.op != "scan")
+      states.insert(p.name);
+  }
   std::vector<std::pair<std::string, std::string>> out;
   for (const graph::Node &sender : g.nodes) {
-    if (!senders.count(sender.name))
-      continue;
-    for (const graph::Node &reader : g.nodes)
-      if (std::find(reader.inputs.begin(), reader.inputs.end(), sender.name) != reader.inputs.end())
-        out.emplace_back(sender.name, reader.name);
+    if (senders.count(sender.name))
+      for (const graph::Node &reader : g.nodes)
+        if (std::find(reader.inputs.begin(), reader.inputs.end(), sender.name) != reader.inputs.end())
+          out.emplace_back(sender.name, reader.name);
+    // A built-in recurrence's state: its two readers, the next step and the
+    // output at the step (a scan's state has one, its next step).
+    auto state = sender.attrs.find("state_name");
+    if (state != sender.attrs.end() && states.count(state->second.s))
+      for (StateReader r : {StateReader::NextStep, StateReader::Output})
+        out.emplace_back(state->second.s, stateReaderName(r));
   }
   return out;
 }

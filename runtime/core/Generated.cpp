@@ -238,8 +238,9 @@ std::vector<at::Tensor> runRegion(const BoundRegion &region, const std::vector<a
     state.edit_value = value.data_ptr<float>();
     state.edit_add = add.data_ptr<int32_t>();
   }
-  at::Tensor range = onDevice(access.editRange, at::kLong);
+  at::Tensor range = onDevice(access.editRange, at::kLong), reader = onDevice(access.editReader, at::kInt);
   state.edit_range = range.defined() ? range.data_ptr<int64_t>() : nullptr;
+  state.edit_reader = reader.defined() ? reader.data_ptr<int32_t>() : nullptr;
   at::Tensor saved;
   std::vector<at::Tensor> out = forwardCall(region, in, dims, saved, &state);
   if (access.capture.defined() && !capture.is_same(access.capture))

@@ -141,12 +141,18 @@ std::vector<at::Tensor> runWithStateEdits(const std::vector<const Node *> &edits
   at::Tensor pos = at::full({rows}, -1, at::kLong), add = at::zeros({rows}, at::kInt);
   at::Tensor value = at::zeros({rows, stateSize}, at::kFloat);
   at::Tensor range = rangeOf ? at::zeros({rows, 2}, at::kLong) : at::Tensor();
+  at::Tensor reader; // per row MIXK_EDIT_*, where an edit is an edge out of the state
   at::Tensor docIds = at::arange(docs, at::kLong);
   for (const auto &[e, first] : active) {
     at::Tensor p = interventionPositions(*e, iv, T); // [docs]
     const Action kind = nodeAction(*e);
     at::Tensor cell = at::arange(first, first + docs, at::kLong);
     pos.index_put_({cell}, p);
+    if (const int r = stateEditReader(*e); r != MIXK_EDIT_BOTH) {
+      if (!reader.defined())
+        reader = at::full({rows}, MIXK_EDIT_BOTH, at::kInt);
+      reader.index_put_({cell}, r);
+    }
     int64_t from = 0, count = stateSize; // the floats this edit acts on
     if (rangeOf) {
       std::tie(from, count) = rangeOf(*e);
@@ -177,6 +183,8 @@ std::vector<at::Tensor> runWithStateEdits(const std::vector<const Node *> &edits
   access.editAdd = add.to(options.device());
   if (range.defined())
     access.editRange = range.to(options.device());
+  if (reader.defined())
+    access.editReader = reader.to(options.device());
   return run(access, false);
 }
 

@@ -10,6 +10,7 @@
 
 #include "abi/Actions.h"
 #include "abi/Graph.h"
+#include "abi/KernelAbi.h"
 #include "abi/OpRegistry.h"
 
 #include <cstdint>
@@ -49,6 +50,13 @@ inline Action nodeAction(const graph::Node &n) {
   return actionNamed(n.attrs.at("kind").s).value_or(Action::Remove);
 }
 inline const std::vector<int64_t> &attrInts(const graph::Node &n, const char *key) { return n.attrs.at(key).ints; }
+/// Which reader of its state a state_edit reaches (its `reader`: an edge
+/// out of the state), as abi/KernelAbi.h's MIXK_EDIT_*.
+inline int stateEditReader(const graph::Node &n) {
+  auto it = n.attrs.find("reader");
+  const std::optional<StateReader> r = it == n.attrs.end() ? std::nullopt : stateReaderNamed(it->second.s);
+  return !r ? MIXK_EDIT_BOTH : *r == StateReader::NextStep ? MIXK_EDIT_NEXT_STEP : MIXK_EDIT_OUTPUT;
+}
 
 } // namespace mixc::rt
 

@@ -87,12 +87,15 @@ at::Tensor deltaRule(const at::Tensor &q, const at::Tensor &k, const at::Tensor 
 /// of the generated kernels' mixk_state (abi/KernelAbi.h; layouts in
 /// abi/StateLayout.h). Forward only: state interventions run without grad.
 struct StateAccess {
-  at::Tensor capture;   // when defined: filled with every state [B, T, S] (after any edit)
+  at::Tensor capture;   // when defined: filled with every state [B, T, S] (the state handed on)
   at::Tensor editPos;   // when defined: [B] i64, the step after which row b's state is edited (−1: none)
   at::Tensor editValue; // [B, S] f32: the new state, or what is added to it
   at::Tensor editAdd;   // [B] i32: 1 adds editValue[b], 0 replaces the state by it
   at::Tensor editRange; // optional [B, 2] i64: only floats [first, first + count) of row b's state
                         // are edited (one state of a scan's); undefined: all S
+  at::Tensor editReader; // optional [B] i32, MIXK_EDIT_* (abi/KernelAbi.h): the reader of the state
+                         // row b's edit reaches, the next step or the output at the step (an edge
+                         // out of a built-in recurrence's state); undefined: both
 };
 
 /// The recurrences with a StateAccess, as sequential sweeps over T (linear

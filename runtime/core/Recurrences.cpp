@@ -6,6 +6,7 @@
 // per-step graph of small tensor ops is built.
 //
 //===----------------------------------------------------------------------===//
+#include "abi/KernelAbi.h"
 #include "runtime/core/Primitives.h"
 #include "runtime/core/NodeAttrs.h"
 
@@ -29,10 +30,21 @@ struct Edit {
   const int64_t *pos = nullptr;
   const T *value = nullptr;
   const int32_t *add = nullptr;
+  const int32_t *reader = nullptr; // MIXK_EDIT_* per row (abi/KernelAbi.h), or both
   int64_t size = 0;
   bool at(int64_t b, int64_t t) const { return pos && pos[b] == t; }
   /// Element j of row b's state after the edit.
   T apply(int64_t b, int64_t j, T s) const { return add[b] ? s + value[b * size + j] : value[b * size + j]; }
+  /// Whether row b's edit reaches the output at its step, and the next step.
+  bool toOutput(int64_t b) const { return !reader || reader[b] != MIXK_EDIT_NEXT_STEP; }
+  bool toNextStep(int64_t b) const { return !reader || reader[b] != MIXK_EDIT_OUTPUT; }
+  /// Element j of row b's state at the edited step: `read`, what the
+  /// output reads; `s`, what is handed on.
+  void split(int64_t b, int64_t j, T &s, T &read) const {
+    const T edited = apply(b, j, s);
+    read = toOutput(b) ? edited : s;
+    s = toNextStep(b) ? edited : s;
+  }
 };
 
 /// The edit arrays of `a` for a [B, ...] batch with `size`-float states,
@@ -48,6 +60,11 @@ Edit<T> editOf(const StateAccess &a, int64_t nb, int64_t size, std::vector<at::T
   keep = {a.editPos.to(at::kLong).contiguous(), a.editValue.to(c10::CppTypeToScalarType<T>::value).contiguous(),
           a.editAdd.to(at::kInt).contiguous()};
   e.pos = keep[0].data_ptr<int64_t>(), e.value = keep[1].data_ptr<T>(), e.add = keep[2].data_ptr<int32_t>();
+  if (a.editReader.defined()) {
+    TORCH_CHECK(a.editReader.numel() == nb, "state edit: readers for ", a.editReader.numel(), " rows, not ", nb);
+    keep.push_back(a.editReader.to(at::kInt).contiguous());
+    e.reader = keep.back().data_ptr<int32_t>();
+  }
   e.size = size;
   return e;
 }
@@ -76,10 +93,11 @@ void scanForward(const T *x, const T *dt, const T *dAll, const T *B, const T *C,
           const bool edited = edit.at(b, t);
           for (int64_t n = 0; n < nn; ++n) {
             s[n] = dA[n] * s[n] + dx * Bt[n];
+            T read = s[n];
             if (edited) // state layout [D, N]
-              s[n] = edit.apply(b, d * nn + n, s[n]);
+              edit.split(b, d * nn + n, s[n], read);
             st[n] = s[n];
-            acc += Ct[n] * s[n];
+            acc += Ct[n] * read;
           }
           y[i] = acc + D[d] * xv;
         }
@@ -200,9 +218,10 @@ void deltaForward(const T *q, const T *k, const T *v, const T *beta, T *o, T *st
           T acc = 0;
           for (int64_t j = 0; j < nk; ++j) {
             S[i * nk + j] += bt * u[i] * kt[j];
+            T read = S[i * nk + j];
             if (edited) // state layout [V, K]
-              S[i * nk + j] = edit.apply(b, i * nk + j, S[i * nk + j]);
-            acc += S[i * nk + j] * qt[j];
+              edit.split(b, i * nk + j, S[i * nk + j], read);
+            acc += read * qt[j];
           }
           ot[i] = acc;
         }
@@ -309,7 +328,7 @@ void linearForward(const T *q, const T *k, const T *v, T *o, T *states, int64_t 
                    int64_t nd, T eps, const Edit<T> &edit) {
   const int64_t size = nf * nd + nf;
   at::parallel_for(0, nb, 1, [&](int64_t b0, int64_t b1) {
-    std::vector<T> s(size); // S [F, D], then z [F]
+    std::vector<T> s(size), edited(size); // S [F, D], then z [F]
     for (int64_t b = b0; b < b1; ++b) {
       std::fill(s.begin(), s.end(), T(0));
       for (int64_t t = 0; t < nt; ++t) {
@@ -320,17 +339,20 @@ void linearForward(const T *q, const T *k, const T *v, T *o, T *states, int64_t 
             s[f * nd + d] += kt[f] * vt[d];
           s[nf * nd + f] += kt[f];
         }
-        if (edit.at(b, t))
+        const T *read = s.data(); // the state the output reads
+        if (edit.at(b, t)) {
           for (int64_t j = 0; j < size; ++j)
-            s[j] = edit.apply(b, j, s[j]);
+            edit.split(b, j, s[j], edited[j]);
+          read = edited.data();
+        }
         std::copy(s.begin(), s.end(), states + row * size);
         T den = eps;
         for (int64_t f = 0; f < nf; ++f)
-          den += qt[f] * s[nf * nd + f];
+          den += qt[f] * read[nf * nd + f];
         for (int64_t d = 0; d < nd; ++d) {
           T num = 0;
           for (int64_t f = 0; f < nf; ++f)
-            num += qt[f] * s[f * nd + d];
+            num += qt[f] * read[f * nd + d];
           o[row * nd + d] = num / den;
         }
       }

@@ -454,3 +454,19 @@ func.func @scan_yield_count(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
   }
   return %y : tensor<?x?x4xf32>
 }
+
+// -----
+
+func.func @state_edit_reader_unknown() {
+  // expected-error @+1 {{reader 'readout' is neither next nor output}}
+  mix.state_edit "s@c0" on "r" {cell = 0 : i64, role = "key", kind = "patch", reader = "readout"}
+  return
+}
+
+// -----
+
+func.func @state_edit_reader_on_scan() {
+  // expected-error @+1 {{reader applies to a built-in recurrence's state; a scan's state is read by its next step only}}
+  mix.state_edit "s@c0" on "r" {cell = 0 : i64, role = "key", kind = "patch", state = "S", reader = "next"}
+  return
+}

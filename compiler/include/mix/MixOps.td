@@ -491,7 +491,10 @@ def Mix_StateEditOp : Mix_Op<"state_edit"> {
     it, so outputs from that step on change and earlier ones do not. It has
     no result: the recurrence reads it as an argument and keeps its fused
     region (the kernels take the edit as a mixk_state). On a `mix.scan`,
-    `state` names which of its states is edited.
+    `state` names which of its states is edited. `reader` (a built-in
+    recurrence only) makes it an edge out of the state: the edit reaches
+    only the `next` step (the output at the step reads the unedited state)
+    or only the `output` at the step (the unedited state is carried on).
 
     ```mlir
     mix.state_edit "layers[0].mixer.state@c0" on "layers[0].mixer.scan"
@@ -503,7 +506,8 @@ def Mix_StateEditOp : Mix_Op<"state_edit"> {
                        DefaultValuedAttr<I64Attr, "-1">:$index,
                        StrAttr:$kind, DefaultValuedAttr<F32Attr, "0.0">:$sigma,
                        OptionalAttr<DenseF32ArrayAttr>:$vector,
-                       OptionalAttr<StrAttr>:$state);
+                       OptionalAttr<StrAttr>:$state,
+                       OptionalAttr<StrAttr>:$reader);
   let assemblyFormat = "$name `on` $target attr-dict";
   let hasVerifier = 1;
 }

@@ -547,6 +547,13 @@ LogicalResult StateEditOp::verify() {
     return emitOpError() << (action == mixc::Action::Add ? "add needs a vector" : "only add takes a vector");
   if (static_cast<int64_t>(getCell()) < 0) // I64Attr getters return uint64_t
     return emitOpError() << "cell " << getCell() << " is negative";
+  if (std::optional<llvm::StringRef> reader = getReader()) {
+    if (!mixc::stateReaderNamed(reader->str()))
+      return emitOpError() << "reader '" << *reader << "' is neither next nor output";
+    if (getState())
+      return emitOpError() << "reader applies to a built-in recurrence's state; a scan's state is read by its "
+                              "next step only";
+  }
   return success();
 }
 

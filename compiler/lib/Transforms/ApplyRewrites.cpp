@@ -121,9 +121,13 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
                                                                     : "a recurrent state")
                                  << " (write the node's full name)";
     for (const Target &t : *targets) {
-      if (!t.state.empty() && !a.receiver.empty())
-        return emitError(locOf(a)) << "'" << t.state << "' is a recurrent state: edges from a state are not "
-                                   << "supported yet (patch the state: its next step and its readout both see it)";
+      if (!t.state.empty() && !a.receiver.empty() && isa<ScanOp>(t.op))
+        return emitError(locOf(a)) << "'" << t.state << "' is a scan's state: only its next step reads it (patch "
+                                   << "the state); edges inside a scan's step are not supported yet";
+      if (!t.state.empty() && !a.receiver.empty() && !mixc::stateReaderNamed(a.receiver))
+        return emitError(locAt(a.receiverLoc))
+               << "'" << t.state << "' is a recurrent state: an edge out of it goes to 'next' (its next step) or "
+               << "'output' (the output at the step), not '" << a.receiver << "'";
       if (failed(!t.state.empty()      ? interveneOnState(t.op, t.state, a, c)
                  : !a.via.empty()     ? interveneOnPath(t.op, a, c, named, removed)
                  : a.receiver.empty() ? intervene(t.op, a, c)
@@ -660,7 +664,8 @@ private:
         b.getF32FloatAttr(static_cast<float>(a.sigma)),
         a.kind == mixc::Action::Add ? b.getDenseF32ArrayAttr(SmallVector<float>(a.vector.begin(), a.vector.end()))
                         : DenseF32ArrayAttr(),
-        isa<ScanOp>(op) ? b.getStringAttr(state) : StringAttr());
+        isa<ScanOp>(op) ? b.getStringAttr(state) : StringAttr(),
+        a.receiver.empty() ? StringAttr() : b.getStringAttr(a.receiver)); // an edge: the state's one reader
     return verify(edit);
   }
 

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 using at::Tensor;
@@ -270,35 +271,41 @@ double relErr(const Tensor &a, const Tensor &b) {
 }
 } // namespace
 
+/// `c`'s model (d = 16) with the script `makeScript(state size)` applied.
+void compileEdited(const ModelCase &c, const std::function<std::string(int64_t)> &makeScript,
+                   mix::CompileResult &result) {
+  mix::CompileResult plain = compileStdlib(c.arch, {{"d", "16"}, {"vocab", "20"}});
+  int64_t size = 0;
+  for (const auto &n : plain.graph.nodes)
+    if (auto it = n.attrs.find("state_name");
+        it != n.attrs.end() && it->second.s == "layers[" + std::to_string(c.layer) + "].mixer.state") {
+      std::vector<std::vector<int64_t>> operands;
+      const auto shapes = mixc::graph::valueShapes(plain.graph);
+      for (const std::string &in : n.inputs)
+        operands.push_back(shapes.at(in));
+      size = mixc::graph::stateSize(n.op, operands);
+    }
+  ASSERT_GT(size, 0) << "no state in " << c.arch;
+  mixc::dsl::SourceManager sm;
+  mixc::dsl::RwScript s;
+  std::ostringstream err;
+  ASSERT_TRUE(mixc::dsl::parseRewrite(makeScript(size), "state.rw", sm, s, err)) << err.str();
+  ASSERT_TRUE(mix::rewriteGraph(plain.graph, s, sm, result, err)) << err.str();
+}
+
 class StateEdits : public ::testing::TestWithParam<ModelCase> {
 protected:
   void SetUp() override {
     setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, 0);
     at::set_num_threads(1);
     at::manual_seed(7);
-    mix::CompileResult plain = compileStdlib(GetParam().arch, {{"d", "16"}, {"vocab", "20"}});
-    int64_t size = 0;
-    std::ostringstream names;
-    for (const auto &n : plain.graph.nodes)
-      if (auto it = n.attrs.find("state_name");
-          it != n.attrs.end() && it->second.s == "layers[" + std::to_string(GetParam().layer) + "].mixer.state") {
-        std::vector<std::vector<int64_t>> operands;
-        const auto shapes = mixc::graph::valueShapes(plain.graph);
-        for (const std::string &in : n.inputs)
-          operands.push_back(shapes.at(in));
-        size = mixc::graph::stateSize(n.op, operands);
-      }
-    ASSERT_GT(size, 0) << "no state in " << GetParam().arch;
-    mixc::dsl::SourceManager sm;
-    mixc::dsl::RwScript s;
-    std::ostringstream err;
-    ASSERT_TRUE(mixc::dsl::parseRewrite(script(GetParam(), size), "state.rw", sm, s, err)) << err.str();
-    ASSERT_TRUE(mix::rewriteGraph(plain.graph, s, sm, result, err)) << err.str();
+    ASSERT_NO_FATAL_FAILURE(compileEdited(GetParam(), [&](int64_t size) { return makeScript(size); }, result));
     std::string error;
     reference = Model::create(result.graph, error);
     ASSERT_TRUE(reference) << error;
     reference->initParameters(5);
   }
+  virtual std::string makeScript(int64_t stateSize) const { return script(GetParam(), stateSize); }
   std::unique_ptr<Model> withKernels(bool cudaOnHost) {
     std::string error;
     std::string source = cudaOnHost ? "#define MIXK_CUDA_ON_HOST\n" + result.cudaKernels : result.cpuKernels;
@@ -383,4 +390,61 @@ TEST_P(StateEdits, PatchingFromAnIdenticalSourceChangesNothing) {
 
 INSTANTIATE_TEST_SUITE_P(Stdlib, StateEdits,
                          ::testing::Values(ModelCase{"mamba", 0}, ModelCase{"deltanet", 1}, ModelCase{"based", 1}),
+                         [](const auto &info) { return std::string(info.param.arch); });
+
+// Edges out of a built-in recurrence's state (docs/protocol.md §6.3): cell 0
+// patches the state at the key, cell 1 only its edge into the next step,
+// cell 2 only its edge into the output at the key.
+class StateEdges : public StateEdits {
+protected:
+  std::string makeScript(int64_t) const override {
+    const std::string state = "layers[" + std::to_string(GetParam().layer) + "].mixer.state";
+    return "patch " + state + " at key\npatch " + state + " -> next at key\npatch " + state + " -> output at key\n";
+  }
+};
+
+TEST_P(StateEdges, GeneratedKernelsMatchTheInterpreter) {
+  Tensor source = at::randint(3, kVocab, {kDocs, kT}, at::kLong), base = at::randint(3, kVocab, {kDocs, kT}, at::kLong);
+  Tensor tokens = batch(source, base, 3);
+  Tensor want = reference->forward(tokens, layout(0, -1));
+  for (bool cuda : {false, true}) {
+    SCOPED_TRACE(cuda ? "CUDA source on the host" : "CPU kernels");
+    auto generated = withKernels(cuda);
+    ASSERT_TRUE(generated);
+    EXPECT_EQ(generated->regionStatus().size(), result.graph.regions.size());
+    EXPECT_LT(relErr(generated->forward(tokens, layout(0, -1)), want), 1e-4);
+  }
+}
+
+// The state's layer is the model's last mixer: after it each step's logits
+// read that step alone. So the edge into the output changes the logits at
+// the key only (to the node patch's there), and the edge into the next step
+// those after the key only (to the node patch's there).
+TEST_P(StateEdges, EachReaderSeesTheEditAlone) {
+  Tensor source = at::randint(3, kVocab, {kDocs, kT}, at::kLong), base = at::randint(3, kVocab, {kDocs, kT}, at::kLong);
+  for (bool generated : {false, true}) {
+    SCOPED_TRACE(generated ? "CPU kernels" : "interpreter");
+    std::unique_ptr<Model> kernels = generated ? withKernels(false) : nullptr;
+    Model &m = generated ? *kernels : *reference;
+    Tensor out = m.forward(batch(source, base, 3), layout(0, -1));
+    const int64_t key[] = {2, 5, 7};
+    for (int64_t doc = 0; doc < kDocs; ++doc) {
+      SCOPED_TRACE("document " + std::to_string(doc));
+      const int64_t k = key[doc];
+      Tensor b = out[kDocs + doc], node = out[2 * kDocs + doc], next = out[3 * kDocs + doc],
+             output = out[4 * kDocs + doc];
+      auto steps = [](const Tensor &t, int64_t from, int64_t to) { return t.slice(0, from, to); };
+      ASSERT_GT(relErr(steps(node, k, k + 1), steps(b, k, k + 1)), 1e-4) << "the patch changes nothing at the key";
+      ASSERT_GT(relErr(steps(node, k + 1, kT), steps(b, k + 1, kT)), 1e-4) << "the patch changes nothing after it";
+      EXPECT_LT(relErr(steps(output, 0, k), steps(b, 0, k)), 1e-5);
+      EXPECT_LT(relErr(steps(output, k, k + 1), steps(node, k, k + 1)), 1e-5);
+      EXPECT_LT(relErr(steps(output, k + 1, kT), steps(b, k + 1, kT)), 1e-5);
+      EXPECT_LT(relErr(steps(next, 0, k + 1), steps(b, 0, k + 1)), 1e-5);
+      EXPECT_LT(relErr(steps(next, k + 1, kT), steps(node, k + 1, kT)), 1e-5);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Stdlib, StateEdges,
+                         ::testing::Values(ModelCase{"mamba", 1}, ModelCase{"deltanet", 1}, ModelCase{"based", 1}),
                          [](const auto &info) { return std::string(info.param.arch); });

@@ -120,6 +120,25 @@ inline bool touchesState(const mixk_state *st, int64_t b, int64_t t) {
   return st && (st->capture || (st->edit_pos && st->edit_pos[b] == t));
 }
 
+/// Which reader of its state row b's edit at step t reaches (MIXK_EDIT_*):
+/// an edge's edit keeps the unedited state beside the edited one for one
+/// step, so that the output and the next step read different ones.
+inline int editReader(const mixk_state *st, int64_t b, int64_t t) {
+  return st && st->edit_reader && st->edit_pos && st->edit_pos[b] == t ? st->edit_reader[b] : MIXK_EDIT_BOTH;
+}
+
+/// Writes the state handed on into the capture at step t (after an edge's
+/// edit: the access captured the edited state, which only the output read).
+inline void recapture(const mixk_state *st, int64_t b, int64_t t, int64_t nt, const float *s0, int64_t n0,
+                      const float *s1 = nullptr, int64_t n1 = 0) {
+  if (!st->capture)
+    return;
+  float *c = st->capture + (b * nt + t) * (n0 + n1);
+  std::copy(s0, s0 + n0, c);
+  if (n1)
+    std::copy(s1, s1 + n1, c + n0);
+}
+
 inline void accessState(const mixk_state *st, int64_t b, int64_t t, int64_t nt, float *s0, int64_t n0,
                         float *s1 = nullptr, int64_t n1 = 0) {
   const int64_t size = n0 + n1;
@@ -177,7 +196,13 @@ inline void selectiveScanForward(const float *x, const float *dt, const float *A
   int64_t chunks = (nt + kScanChunk - 1) / kScanChunk;
 #pragma omp parallel for num_threads(threads)
   for (int64_t b = 0; b < nb; ++b) {
-    std::vector<float> s(nn * nd, 0.f), next(nn * nd), canonical;
+    std::vector<float> s(nn * nd, 0.f), next(nn * nd), canonical, kept;
+    auto toCanonical = [&] { // held [N][D] here, [D, N] in the ABI
+      canonical.resize(nn * nd);
+      for (int64_t d = 0; d < nd; ++d)
+        for (int64_t n = 0; n < nn; ++n)
+          canonical[d * nn + n] = s[n * nd + d];
+    };
     for (int64_t t = 0; t < nt; ++t) {
       if (t % kScanChunk == 0)
         std::copy(s.begin(), s.end(), ckpt + ((b * chunks) + t / kScanChunk) * nn * nd);
@@ -185,15 +210,17 @@ inline void selectiveScanForward(const float *x, const float *dt, const float *A
       const float *xr = x + row * nd, *dtr = dt + row * nd, *Cr = C + row * nn;
       scanStep<false>(xr, dtr, At.data(), B + row * nn, s.data(), next.data(), nullptr, nd, nn);
       s.swap(next);
-      if (touchesState(st, b, t)) { // held [N][D] here, [D, N] in the ABI
-        canonical.resize(nn * nd);
-        for (int64_t d = 0; d < nd; ++d)
-          for (int64_t n = 0; n < nn; ++n)
-            canonical[d * nn + n] = s[n * nd + d];
+      const int reader = editReader(st, b, t);
+      if (touchesState(st, b, t)) {
+        if (reader != MIXK_EDIT_BOTH)
+          kept = s; // unedited
+        toCanonical();
         accessState(st, b, t, nt, canonical.data(), nn * nd);
         for (int64_t d = 0; d < nd; ++d)
           for (int64_t n = 0; n < nn; ++n)
             s[n * nd + d] = canonical[d * nn + n];
+        if (reader == MIXK_EDIT_NEXT_STEP)
+          s.swap(kept); // the output reads the unedited state; the edited one is handed on
       }
       float *yr = y + row * nd;
       for (int64_t d = 0; d < nd; ++d)
@@ -203,6 +230,11 @@ inline void selectiveScanForward(const float *x, const float *dt, const float *A
         float cn = Cr[n];
         for (int64_t d = 0; d < nd; ++d)
           yr[d] += cn * sn[d];
+      }
+      if (reader != MIXK_EDIT_BOTH) { // the state handed on
+        s.swap(kept);
+        toCanonical();
+        recapture(st, b, t, nt, canonical.data(), nn * nd);
       }
     }
   }
@@ -308,7 +340,7 @@ inline void deltaRuleForward(const float *q, const float *k, const float *v, con
   int64_t chunks = (nt + kDeltaChunk - 1) / kDeltaChunk, sz = nv * nk;
 #pragma omp parallel for num_threads(threads)
   for (int64_t b = 0; b < nb; ++b) {
-    std::vector<float> S(sz, 0.f);
+    std::vector<float> S(sz, 0.f), kept;
     for (int64_t t = 0; t < nt; ++t) {
       if (t % kDeltaChunk == 0)
         std::copy(S.begin(), S.end(), ckpt + (b * chunks + t / kDeltaChunk) * sz);
@@ -317,15 +349,25 @@ inline void deltaRuleForward(const float *q, const float *k, const float *v, con
         deltaStep(q + row * nk, k + row * nk, v + row * nv, beta[row], S.data(), o + row * nv, nk, nv);
         continue;
       }
-      // S_t first, then the access, then o_t from the state it leaves.
+      // S_t first, then the access, then o_t from the state it leaves (an
+      // edge's edit: the output reads one state, the next step the other).
       deltaStep(q + row * nk, k + row * nk, v + row * nv, beta[row], S.data(), nullptr, nk, nv);
+      const int reader = editReader(st, b, t);
+      if (reader != MIXK_EDIT_BOTH)
+        kept = S; // unedited
       accessState(st, b, t, nt, S.data(), sz);
+      if (reader == MIXK_EDIT_NEXT_STEP)
+        S.swap(kept);
       const float *qt = q + row * nk;
       for (int64_t i = 0; i < nv; ++i) {
         float acc = 0.f;
         for (int64_t j = 0; j < nk; ++j)
           acc += S[i * nk + j] * qt[j];
         o[row * nv + i] = acc;
+      }
+      if (reader != MIXK_EDIT_BOTH) { // the state handed on
+        S.swap(kept);
+        recapture(st, b, t, nt, S.data(), sz);
       }
     }
   }
@@ -409,7 +451,7 @@ inline void linearAttentionForward(const float *q, const float *k, const float *
                                    int64_t nd, float eps, int threads) {
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<float> S(nf * nd), z(nf), num(nd);
+    std::vector<float> S(nf * nd), z(nf), num(nd), keptS, keptZ;
 #pragma omp for
     for (int64_t b = 0; b < nb; ++b) {
       std::fill(S.begin(), S.end(), 0.f);
@@ -425,11 +467,21 @@ inline void linearAttentionForward(const float *q, const float *k, const float *
             for (int64_t d = 0; d < nd; ++d)
               S[f * nd + d] += kt[f] * vt[d];
           }
+          // An edge's edit: the output reads one state, the next step the other.
+          const int reader = editReader(st, b, t);
+          if (reader != MIXK_EDIT_BOTH)
+            keptS = S, keptZ = z; // unedited
           accessState(st, b, t, nt, S.data(), nf * nd, z.data(), nf);
+          if (reader == MIXK_EDIT_NEXT_STEP)
+            S.swap(keptS), z.swap(keptZ);
           for (int64_t f = 0; f < nf; ++f) {
             dn += qt[f] * z[f];
             for (int64_t d = 0; d < nd; ++d)
               num[d] += qt[f] * S[f * nd + d];
+          }
+          if (reader != MIXK_EDIT_BOTH) { // the state handed on
+            S.swap(keptS), z.swap(keptZ);
+            recapture(st, b, t, nt, S.data(), nf * nd, z.data(), nf);
           }
         } else {
           for (int64_t f = 0; f < nf; ++f) {

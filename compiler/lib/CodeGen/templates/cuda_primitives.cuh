@@ -71,6 +71,24 @@ __device__ inline float accessState(const mixk_state &s, int64_t b, int64_t t, i
     s.capture[(b * nt + t) * size + at] = x;
   return x;
 }
+/// Which reader of its state row b's edit at step t reaches (MIXK_EDIT_*):
+/// for an edge's edit a thread keeps the unedited elements beside the
+/// edited ones for one step (the output reads one, the next step the other).
+__device__ inline int editReader(const mixk_state &s, int64_t b, int64_t t) {
+  return s.edit_reader && s.edit_pos && s.edit_pos[b] == t ? s.edit_reader[b] : MIXK_EDIT_BOTH;
+}
+/// Element `at` of the state handed on, into the capture (after an edge's edit).
+__device__ inline void recapture(const mixk_state &s, int64_t b, int64_t t, int64_t nt, int64_t size, int64_t at,
+                                 float x) {
+  if (s.capture)
+    s.capture[(b * nt + t) * size + at] = x;
+}
+/// After accessState's edit `e` of `x` at an edge: `x` becomes what the
+/// output reads and `kept` what is handed on.
+__device__ inline void splitEdge(int reader, float e, float &x, float &kept) {
+  kept = reader == MIXK_EDIT_OUTPUT ? x : e;
+  x = reader == MIXK_EDIT_NEXT_STEP ? x : e;
+}
 inline mixk_state stateOrNone(const mixk_state *s) { return s ? *s : mixk_state{}; }
 
 /// atomicAdd(dst, v), summed over the warp first when all 32 lanes add to
@@ -156,12 +174,21 @@ __global__ void selectiveScanForwardKernel(const float *x, const float *dt, cons
       float xv = x[row * nd + d], dv = dt[row * nd + d], acc = D[d] * xv;
       for (int n = 0; n < N; ++n)
         s[n] = fexp(dv * a[n]) * s[n] + dv * xv * B[row * N + n];
-      if (touchesState(st, b, t)) // ABI layout [D, N]
+      float kept[N];
+      int reader = MIXK_EDIT_BOTH;
+      if (touchesState(st, b, t)) { // ABI layout [D, N]
+        reader = editReader(st, b, t);
         for (int n = 0; n < N; ++n)
-          s[n] = accessState(st, b, t, nt, nd * N, d * N + n, s[n]);
+          splitEdge(reader, accessState(st, b, t, nt, nd * N, d * N + n, s[n]), s[n], kept[n]);
+      }
       for (int n = 0; n < N; ++n)
         acc += C[row * N + n] * s[n];
       y[row * nd + d] = acc;
+      if (reader != MIXK_EDIT_BOTH) // the state handed on
+        for (int n = 0; n < N; ++n) {
+          s[n] = kept[n];
+          recapture(st, b, t, nt, nd * N, d * N + n, s[n]);
+        }
     }
   }
 }
@@ -255,12 +282,21 @@ __global__ void deltaRuleForwardKernel(const float *q, const float *k, const flo
       float bu = beta[row] * (v[row * nv + i] - sk), acc = 0.f;
       for (int j = 0; j < K; ++j)
         S[j] += bu * kt[j];
-      if (touchesState(st, b, t)) // ABI layout [V, K]: this thread's row i
+      float kept[K];
+      int reader = MIXK_EDIT_BOTH;
+      if (touchesState(st, b, t)) { // ABI layout [V, K]: this thread's row i
+        reader = editReader(st, b, t);
         for (int j = 0; j < K; ++j)
-          S[j] = accessState(st, b, t, nt, nv * K, i * K + j, S[j]);
+          splitEdge(reader, accessState(st, b, t, nt, nv * K, i * K + j, S[j]), S[j], kept[j]);
+      }
       for (int j = 0; j < K; ++j)
         acc += S[j] * qt[j];
       o[row * nv + i] = acc;
+      if (reader != MIXK_EDIT_BOTH) // the state handed on
+        for (int j = 0; j < K; ++j) {
+          S[j] = kept[j];
+          recapture(st, b, t, nt, nv * K, i * K + j, S[j]);
+        }
     }
   }
 }
@@ -355,13 +391,17 @@ __global__ void linearAttentionForwardKernel(const float *q, const float *k, con
         z[f] += kt[f];
         S[f] += kt[f] * vd;
       }
+      float keptS[F], keptZ[F];
+      int reader = MIXK_EDIT_BOTH;
+      const int64_t size = F * nd + F;
       if (touchesState(st, b, t)) { // ABI layout: S [F, D] (this thread's column d), then z [F]
-        const int64_t size = F * nd + F;
+        reader = editReader(st, b, t);
         for (int f = 0; f < F; ++f) {
-          S[f] = accessState(st, b, t, nt, size, f * nd + d, S[f]);
+          splitEdge(reader, accessState(st, b, t, nt, size, f * nd + d, S[f]), S[f], keptS[f]);
           // Every thread keeps its own z: each edits it, column 0 captures it.
-          z[f] = d == 0 ? accessState(st, b, t, nt, size, F * nd + f, z[f])
-                        : editState(st, b, t, size, F * nd + f, z[f]);
+          splitEdge(reader,
+                    d == 0 ? accessState(st, b, t, nt, size, F * nd + f, z[f]) : editState(st, b, t, size, F * nd + f, z[f]),
+                    z[f], keptZ[f]);
         }
       }
       for (int f = 0; f < F; ++f) {
@@ -371,6 +411,13 @@ __global__ void linearAttentionForwardKernel(const float *q, const float *k, con
       o[row * nd + d] = num / dn;
       if (d == 0)
         den[row] = dn;
+      if (reader != MIXK_EDIT_BOTH) // the state handed on
+        for (int f = 0; f < F; ++f) {
+          S[f] = keptS[f], z[f] = keptZ[f];
+          recapture(st, b, t, nt, size, f * nd + d, S[f]);
+          if (d == 0)
+            recapture(st, b, t, nt, size, F * nd + f, z[f]);
+        }
     }
   }
 }
