@@ -18,6 +18,8 @@
 
 #include <ATen/ATen.h>
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,39 @@ struct BoundRegion {
   std::vector<bool> outputIsRow;
   std::vector<std::vector<int64_t>> outputShapes; // run-time dims as graph::kDynamic
 };
+
+/// A node-by-node schedule's steps of each region, by their nodes' `fused`
+/// attribute, in schedule order. `Step` has `node` (a graph::Node *),
+/// `inputs` (value ids) and `firstResult` (the value id of result 0), as
+/// Model's and ReplicatedModel's steps do.
+template <class Step>
+std::map<std::string, std::vector<size_t>> regionSteps(const std::vector<Step> &steps) {
+  std::map<std::string, std::vector<size_t>> members;
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (auto it = steps[i].node->attrs.find("fused"); it != steps[i].node->attrs.end())
+      members[it->second.s].push_back(i);
+  return members;
+}
+
+/// Why a region's steps `idx` cannot become one call where its last node
+/// was: a step between them, outside the region, reads one of its results
+/// ("" when none does).
+template <class Step>
+std::string readBetweenRegionSteps(const std::vector<Step> &steps, const std::vector<size_t> &idx) {
+  if (idx.empty())
+    return "";
+  std::set<int> produced;
+  for (size_t i : idx)
+    for (size_t k = 0; k < steps[i].node->shapes.size(); ++k)
+      produced.insert(steps[i].firstResult + static_cast<int>(k));
+  const std::set<size_t> inside(idx.begin(), idx.end());
+  for (size_t i = idx.front(); i < idx.back(); ++i)
+    if (!inside.count(i))
+      for (int v : steps[i].inputs)
+        if (produced.count(v))
+          return "node '" + steps[i].node->name + "' between its nodes reads its results";
+  return "";
+}
 
 /// Binds `region` to `library`'s symbols, reading value shapes from the
 /// graph; "" on success, else why the region cannot run generated.

@@ -290,10 +290,7 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
 
 void Model::bindRegions(const std::unordered_map<std::string, int> &ids) {
   std::unordered_map<std::string, int> stepOf; // region -> index of its last node's step
-  std::map<std::string, std::vector<size_t>> members;
-  for (size_t i = 0; i < steps_.size(); ++i)
-    if (auto it = steps_[i].node->attrs.find("fused"); it != steps_[i].node->attrs.end())
-      members[it->second.s].push_back(i);
+  std::map<std::string, std::vector<size_t>> members = regionSteps(steps_);
   std::vector<int> replacedBy(steps_.size(), -1); // step -> index into bound_
   for (const graph::Region &r : graph_.regions) {
     std::string why = kernels_ ? "" : "the libtorch back end";
@@ -303,20 +300,8 @@ void Model::bindRegions(const std::unordered_map<std::string, int> &ids) {
     const std::vector<size_t> &idx = members[r.name];
     if (why.empty() && idx.empty())
       why = "no node is tagged with it";
-    if (why.empty()) {
-      // The call goes where the last node was; a node outside the region
-      // placed before that must not read one of its results.
-      std::set<int> produced;
-      for (size_t i : idx)
-        for (size_t k = 0; k < steps_[i].node->shapes.size(); ++k)
-          produced.insert(steps_[i].firstResult + static_cast<int>(k));
-      std::set<size_t> inside(idx.begin(), idx.end());
-      for (size_t i = idx.front(); i < idx.back() && why.empty(); ++i)
-        if (!inside.count(i))
-          for (int v : steps_[i].inputs)
-            if (produced.count(v))
-              why = "node '" + steps_[i].node->name + "' between its nodes reads its results";
-    }
+    if (why.empty()) // the call goes where the last node was
+      why = readBetweenRegionSteps(steps_, idx);
     regionStatus_.push_back({r.name, why});
     if (!why.empty())
       continue;

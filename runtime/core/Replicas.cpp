@@ -214,10 +214,7 @@ std::unique_ptr<ReplicatedModel> ReplicatedModel::create(graph::Graph g, int64_t
 /// the bound regions keep its functions.
 void ReplicatedModel::bindRegions(const kernels::Library *kernels, const std::unordered_map<std::string, int> &ids) {
   const graph::Graph &g = graph();
-  std::map<std::string, std::vector<size_t>> members; // region -> its nodes' steps
-  for (size_t i = 0; i < steps_.size(); ++i)
-    if (auto it = steps_[i].node->attrs.find("fused"); it != steps_[i].node->attrs.end())
-      members[it->second.s].push_back(i);
+  std::map<std::string, std::vector<size_t>> members = regionSteps(steps_); // region -> its nodes' steps
   std::vector<int> replacedBy(steps_.size(), -1); // step -> index into bound_
   for (const graph::Region &r : g.regions) {
     std::string why = kernels ? "" : "the libtorch back end";
@@ -227,19 +224,11 @@ void ReplicatedModel::bindRegions(const kernels::Library *kernels, const std::un
     const std::vector<size_t> &idx = members[r.name];
     if (why.empty() && idx.empty())
       why = "no node is tagged with it";
-    std::set<int> produced;
-    for (size_t i : idx) {
+    for (size_t i : idx)
       if (steps_[i].node->op == "unembed" && why.empty())
         why = "it holds the LM head";
-      for (size_t k = 0; k < steps_[i].node->shapes.size(); ++k)
-        produced.insert(steps_[i].firstResult + static_cast<int>(k));
-    }
-    const std::set<size_t> inside(idx.begin(), idx.end());
-    for (size_t i = idx.empty() ? 0 : idx.front(); why.empty() && !idx.empty() && i < idx.back(); ++i)
-      if (!inside.count(i))
-        for (int v : steps_[i].inputs)
-          if (produced.count(v))
-            why = "node '" + steps_[i].node->name + "' between its nodes reads its results";
+    if (why.empty())
+      why = readBetweenRegionSteps(steps_, idx);
     regionStatus_.push_back({r.name, why});
     if (!why.empty())
       continue;
