@@ -18,9 +18,11 @@
 
 #include <ATen/ATen.h>
 
+#include <deque>
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace mixc::rt {
@@ -73,6 +75,62 @@ std::string readBetweenRegionSteps(const std::vector<Step> &steps, const std::ve
 /// graph; "" on success, else why the region cannot run generated.
 std::string bindRegion(const graph::Graph &g, const graph::Region &region,
                        const kernels::Library &library, BoundRegion &bound);
+
+/// Replaces the node steps of each region of `g` that `kernels` can run
+/// (none without a library) by one step where its last node was, for Model
+/// and ReplicatedModel alike. `refuse(steps, idx)` gives a caller's own
+/// reason not to bind a region ("" for none); `regionStep(last, b, idx)`
+/// makes the region's step from its last node's step; its `inputs` and
+/// `regionResults` (value ids by `ids`) are filled here. Appends one
+/// status a region ("" when it runs generated, else why not) and the
+/// bound regions (which the new steps point into).
+template <class Step, class Refuse, class RegionStep>
+void bindRegionSteps(const graph::Graph &g, const kernels::Library *kernels, std::vector<Step> &steps,
+                     const std::unordered_map<std::string, int> &ids, std::deque<BoundRegion> &bound,
+                     std::vector<std::pair<std::string, std::string>> &status, Refuse refuse,
+                     RegionStep regionStep) {
+  std::map<std::string, std::vector<size_t>> members = regionSteps(steps);
+  std::vector<int> replacedBy(steps.size(), -1); // step -> index into bound
+  for (const graph::Region &r : g.regions) {
+    std::string why = kernels ? "" : "the libtorch back end";
+    BoundRegion b;
+    if (why.empty())
+      why = bindRegion(g, r, *kernels, b);
+    const std::vector<size_t> &idx = members[r.name];
+    if (why.empty() && idx.empty())
+      why = "no node is tagged with it";
+    if (why.empty())
+      why = refuse(steps, idx);
+    if (why.empty())
+      why = readBetweenRegionSteps(steps, idx);
+    status.push_back({r.name, why});
+    if (!why.empty())
+      continue;
+    bound.push_back(std::move(b));
+    for (size_t i : idx)
+      replacedBy[i] = static_cast<int>(bound.size()) - 1;
+  }
+  std::vector<Step> out;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (replacedBy[i] < 0) {
+      out.push_back(std::move(steps[i]));
+      continue;
+    }
+    const BoundRegion &b = bound[replacedBy[i]];
+    const std::vector<size_t> &idx = members[b.region->name];
+    if (idx.back() != i)
+      continue; // the region's call goes where its last node was
+    Step s = regionStep(steps[i], b, idx);
+    s.region = &b;
+    s.inputs.clear(), s.regionResults.clear();
+    for (const std::string &v : b.region->inputs)
+      s.inputs.push_back(ids.at(v));
+    for (const std::string &v : b.region->outputs)
+      s.regionResults.push_back(ids.at(v));
+    out.push_back(std::move(s));
+  }
+  steps = std::move(out);
+}
 
 /// Runs the region: inputs in region order, outputs in region order.
 /// Differentiable (the kernel's backward) when grad mode is on.

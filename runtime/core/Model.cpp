@@ -289,50 +289,19 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
 }
 
 void Model::bindRegions(const std::unordered_map<std::string, int> &ids) {
-  std::unordered_map<std::string, int> stepOf; // region -> index of its last node's step
-  std::map<std::string, std::vector<size_t>> members = regionSteps(steps_);
-  std::vector<int> replacedBy(steps_.size(), -1); // step -> index into bound_
-  for (const graph::Region &r : graph_.regions) {
-    std::string why = kernels_ ? "" : "the libtorch back end";
-    BoundRegion b;
-    if (why.empty())
-      why = bindRegion(graph_, r, *kernels_, b);
-    const std::vector<size_t> &idx = members[r.name];
-    if (why.empty() && idx.empty())
-      why = "no node is tagged with it";
-    if (why.empty()) // the call goes where the last node was
-      why = readBetweenRegionSteps(steps_, idx);
-    regionStatus_.push_back({r.name, why});
-    if (!why.empty())
-      continue;
-    bound_.push_back(std::move(b));
-    for (size_t i : idx)
-      replacedBy[i] = static_cast<int>(bound_.size()) - 1;
-    stepOf[r.name] = static_cast<int>(idx.back());
-  }
-  std::vector<Step> steps;
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    if (replacedBy[i] < 0) {
-      steps.push_back(std::move(steps_[i]));
-      continue;
-    }
-    const BoundRegion &b = bound_[replacedBy[i]];
-    if (stepOf[b.region->name] != static_cast<int>(i))
-      continue;
-    Step s{steps_[i].node, {}, -1, nullptr, &b, {}};
-    for (size_t m : members[b.region->name]) // the recurrence's state, if any
-      if (steps_[m].stateName || steps_[m].node->op == "scan") {
-        s.stateName = steps_[m].stateName, s.edits = steps_[m].edits, s.inputIsRow = b.inputIsRow;
+  auto noRefusal = [](const std::vector<Step> &, const std::vector<size_t> &) { return std::string(); };
+  // The region's node steps stay in steps_ until the replacement ends.
+  auto regionStep = [this](const Step &last, const BoundRegion &b, const std::vector<size_t> &members) {
+    Step s{last.node, {}, -1, nullptr, &b, {}};
+    for (size_t m : members) // the recurrence's state, if any
+      if (const Step &n = steps_[m]; n.stateName || n.node->op == "scan") {
+        s.stateName = n.stateName, s.edits = n.edits, s.inputIsRow = b.inputIsRow;
         // A scan's kernels keep all its states in a row, one after another.
-        s.stateSize = steps_[m].node->op == "scan" ? scanStates(*steps_[m].node).floats : steps_[m].stateSize;
+        s.stateSize = n.node->op == "scan" ? scanStates(*n.node).floats : n.stateSize;
       }
-    for (const std::string &v : b.region->inputs)
-      s.inputs.push_back(ids.at(v));
-    for (const std::string &v : b.region->outputs)
-      s.regionResults.push_back(ids.at(v));
-    steps.push_back(std::move(s));
-  }
-  steps_ = std::move(steps);
+    return s;
+  };
+  bindRegionSteps(graph_, kernels_.get(), steps_, ids, bound_, regionStatus_, noRefusal, regionStep);
 }
 
 void Model::initParameters(uint64_t seed) {

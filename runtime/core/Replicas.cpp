@@ -207,52 +207,21 @@ std::unique_ptr<ReplicatedModel> ReplicatedModel::create(graph::Graph g, int64_t
   return m;
 }
 
-/// As Model::bindRegions, on the pack's node steps (one a node): a region
-/// runs as one step where its last node was, unless a node between its
-/// nodes reads its results, or it holds the LM head (the readout gathers
+/// As Model::bindRegions (bindRegionSteps), on the pack's node steps (one
+/// a node), and not a region that holds the LM head (the readout gathers
 /// rows before `unembed`). The library stays open while the model lives:
 /// the bound regions keep its functions.
 void ReplicatedModel::bindRegions(const kernels::Library *kernels, const std::unordered_map<std::string, int> &ids) {
-  const graph::Graph &g = graph();
-  std::map<std::string, std::vector<size_t>> members = regionSteps(steps_); // region -> its nodes' steps
-  std::vector<int> replacedBy(steps_.size(), -1); // step -> index into bound_
-  for (const graph::Region &r : g.regions) {
-    std::string why = kernels ? "" : "the libtorch back end";
-    BoundRegion b;
-    if (why.empty())
-      why = bindRegion(g, r, *kernels, b);
-    const std::vector<size_t> &idx = members[r.name];
-    if (why.empty() && idx.empty())
-      why = "no node is tagged with it";
+  auto holdsHead = [](const std::vector<Step> &steps, const std::vector<size_t> &idx) {
     for (size_t i : idx)
-      if (steps_[i].node->op == "unembed" && why.empty())
-        why = "it holds the LM head";
-    if (why.empty())
-      why = readBetweenRegionSteps(steps_, idx);
-    regionStatus_.push_back({r.name, why});
-    if (!why.empty())
-      continue;
-    bound_.push_back(std::move(b));
-    for (size_t i : idx)
-      replacedBy[i] = static_cast<int>(bound_.size()) - 1;
-  }
-  std::vector<Step> steps;
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    if (replacedBy[i] < 0) {
-      steps.push_back(std::move(steps_[i]));
-      continue;
-    }
-    const BoundRegion &b = bound_[replacedBy[i]];
-    if (members[b.region->name].back() != i)
-      continue; // the region's call goes where its last node was
-    Step s{steps_[i].node, {}, -1, steps_[i].layout, &b, {}};
-    for (const std::string &v : b.region->inputs)
-      s.inputs.push_back(ids.at(v));
-    for (const std::string &v : b.region->outputs)
-      s.regionResults.push_back(ids.at(v));
-    steps.push_back(std::move(s));
-  }
-  steps_ = std::move(steps);
+      if (steps[i].node->op == "unembed")
+        return std::string("it holds the LM head");
+    return std::string();
+  };
+  auto regionStep = [](const Step &last, const BoundRegion &b, const std::vector<size_t> &) {
+    return Step{last.node, {}, -1, last.layout, &b, {}};
+  };
+  bindRegionSteps(graph(), kernels, steps_, ids, bound_, regionStatus_, holdsHead, regionStep);
 }
 
 /// A region through its kernel: reading rows and constants only, once for
