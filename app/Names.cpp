@@ -82,6 +82,26 @@ std::string formatNamedPoints(const std::vector<NamedPoint> &points) {
   return ss.str();
 }
 
+namespace {
+/// The edges inside scan `scan`'s step: from each of its values that takes
+/// edits to each node of the step that reads it, and to each state it is
+/// handed on as (the state after P, for the steps after P).
+void stepEdges(const graph::Node &scan, const std::set<std::string> &senders,
+               std::vector<std::pair<std::string, std::string>> &out) {
+  const size_t states = std::min<size_t>(scan.attrs.at("num_states").i, scan.bodyArgs.size());
+  for (const graph::Node &sender : scan.body) {
+    if (!senders.count(sender.name))
+      continue;
+    for (const graph::Node &reader : scan.body)
+      if (std::find(reader.inputs.begin(), reader.inputs.end(), sender.name) != reader.inputs.end())
+        out.emplace_back(sender.name, reader.name);
+    for (size_t k = 0; k < states && k < scan.bodyResults.size(); ++k)
+      if (scan.bodyResults[k] == sender.name)
+        out.emplace_back(sender.name, scan.bodyArgs[k].name);
+  }
+}
+} // namespace
+
 std::vector<std::pair<std::string, std::string>> edges(const graph::Graph &g) {
   std::set<std::string> senders;
   std::set<std::string> states; // the built-in recurrences' states that take edits
@@ -98,6 +118,8 @@ std::vector<std::pair<std::string, std::string>> edges(const graph::Graph &g) {
       for (const graph::Node &reader : g.nodes)
         if (std::find(reader.inputs.begin(), reader.inputs.end(), sender.name) != reader.inputs.end())
           out.emplace_back(sender.name, reader.name);
+    if (sender.op == "scan")
+      stepEdges(sender, senders, out);
     // A built-in recurrence's state: its two readers, the next step and the
     // output at the step (a scan's state has one, its next step).
     auto state = sender.attrs.find("state_name");

@@ -34,9 +34,10 @@ std::string formatNamedPoints(const std::vector<NamedPoint> &points);
 
 /// The edges a script can name (`patch SENDER -> RECEIVER at P`), in graph
 /// order: from each node `namedPoints` marks `intervene` to each node that
-/// reads it (not inside a scan's step), and from each built-in recurrence's
-/// editable state to its two readers, `next` (its next step) and `output`
-/// (the output at the step). `mixc names --edges` prints them.
+/// reads it; inside a scan's step, from each step value to each node of the
+/// step that reads it and to the state it is handed on as; and from each
+/// built-in recurrence's editable state to its two readers, `next` (its next
+/// step) and `output` (the output at the step). `mixc names --edges` prints them.
 std::vector<std::pair<std::string, std::string>> edges(const graph::Graph &g);
 std::string formatEdges(const std::vector<std::pair<std::string, std::string>> &edges);
 

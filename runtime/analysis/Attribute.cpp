@@ -67,6 +67,11 @@ support::Status probesOf(const graph::Graph &g, const InterveneSpec &spec, Probe
   const int64_t C = static_cast<int64_t>(spec.cells.size());
   probes.assign(C, {});
   for (const graph::Node &n : g.nodes) {
+    for (const graph::Node &inner : n.body)
+      if (inner.op == "patch" || inner.op == "ablate")
+        return support::Status::failed("attribute: '" + inner.name + "' edits a value inside the step of scan '" +
+                                       n.name + "'; attribution has no probe there (`mixc intervene RUN SCRIPT` "
+                                       "computes that patch exactly)");
     if (n.op == graph::kStateEditOp || n.op == "ablate")
       return support::Status::failed("attribute: '" + n.name + "' is not a patch of a node value; attribution "
                                      "estimates `patch NODE at POS` cells only");

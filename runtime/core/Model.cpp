@@ -105,7 +105,6 @@ const std::map<std::string, OpFn> &opTable() {
   return table;
 }
 
-/// Whether a scan's step holds intervention nodes (they need the batch layout).
 /// Whether no two of a scan's state edits share a cell (a row's kernel
 /// state access holds one edit; two in a cell run the reference loop).
 bool oneEditACell(const std::vector<const Node *> &edits) {
@@ -116,6 +115,7 @@ bool oneEditACell(const std::vector<const Node *> &edits) {
   return true;
 }
 
+/// Whether a scan's step holds intervention nodes (they need the batch layout).
 bool scanIntervenes(const Node &scan) {
   return std::any_of(scan.body.begin(), scan.body.end(),
                      [](const Node &n) { return n.op == "patch" || n.op == "ablate"; });

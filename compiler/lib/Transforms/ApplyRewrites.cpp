@@ -122,8 +122,9 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
                                  << " (write the node's full name)";
     for (const Target &t : *targets) {
       if (!t.state.empty() && !a.receiver.empty() && isa<ScanOp>(t.op))
-        return emitError(locOf(a)) << "'" << t.state << "' is a scan's state: only its next step reads it (patch "
-                                   << "the state); edges inside a scan's step are not supported yet";
+        return emitError(locOf(a)) << "'" << t.state << "' is a scan's state: an edge starts at the step value "
+                                   << "that computes it ('" << stateSource(cast<ScanOp>(t.op), t.state)
+                                   << "'), to a node of the step or to '" << t.state << "' (the steps after P)";
       if (!t.state.empty() && !a.receiver.empty() && !mixc::stateReaderNamed(a.receiver))
         return emitError(locAt(a.receiverLoc))
                << "'" << t.state << "' is a recurrent state: an edge out of it goes to 'next' (its next step) or "
@@ -140,6 +141,29 @@ struct ApplyRewritesPass : mix::impl::MixApplyRewritesBase<ApplyRewritesPass> {
 private:
   static std::string nameOf(Operation *op) {
     return op->getAttrOfType<StringAttr>("name").getValue().str();
+  }
+  /// The name a script gives the reader of use `u`: the reading node's, or,
+  /// for a scan step's yield, the state it hands on ("" for what the step
+  /// emits); other unnamed readers by their op.
+  static std::string readerName(OpOperand &u) {
+    Operation *reader = u.getOwner();
+    if (reader->hasAttr("name"))
+      return nameOf(reader);
+    if (auto scan = dyn_cast_or_null<ScanOp>(reader->getParentOp()); scan && isa<YieldOp>(reader)) {
+      const unsigned k = u.getOperandNumber();
+      return k < scan.getStateNames().size() ? scan.getStateNames()[k].cast<StringAttr>().getValue().str() : "";
+    }
+    return reader->getName().getStringRef().str();
+  }
+  /// The name of the step value a scan hands on as `state` (what its
+  /// yield returns in that state's place).
+  static std::string stateSource(ScanOp scan, const std::string &state) {
+    Operation *yield = scan.getBody().front().getTerminator();
+    for (auto [k, name] : llvm::enumerate(scan.getStateNames()))
+      if (name.cast<StringAttr>().getValue() == state)
+        if (Operation *def = yield->getOperand(k).getDefiningOp(); def && def->hasAttr("name"))
+          return nameOf(def);
+    return "the step's new " + state;
   }
   /// A recurrence's state, or each state of a DSL scan.
   static std::vector<std::string> stateNamesOf(Operation *op) {
@@ -333,10 +357,12 @@ private:
   /// reads alone see the edited value, every other reader the run's own.
   /// Earlier cells' patch and ablate ops on `op` (each touches its own
   /// cell's rows) are looked through to the readers behind them.
+  /// Inside a scan's step (`op` a value of it) the readers are the step's
+  /// nodes and, through the step's yield, the states it hands on (a reader
+  /// named by the state: the state at P is edited for the steps after P
+  /// alone, as `patch STATE at P`, while the step's own readers see the
+  /// run's value).
   LogicalResult interveneOnEdge(Operation *op, const dsl::RwAction &a, int64_t cell) {
-    if (op->getParentOfType<ScanOp>())
-      return emitError(locOf(a)) << "'" << nameOf(op) << "' is a value of a scan's step: edges inside a step "
-                                 << "are not supported yet (intervene on the value, every reader)";
     if (failed(checkIntervention(op, a)))
       return failure();
     SmallVector<OpOperand *> uses;
@@ -348,10 +374,12 @@ private:
           collect(reader->getResult(0));
           continue;
         }
-        std::string name = reader->hasAttr("name") ? nameOf(reader) : reader->getName().getStringRef().str();
+        std::string name = readerName(u);
+        if (name.empty())
+          continue; // a scan's emitted value: its readers are outside the step (edit the value itself)
         if (std::find(readers.begin(), readers.end(), name) == readers.end())
           readers.push_back(name);
-        if (reader->hasAttr("name") && dsl::matchesPattern(a.receiver, name))
+        if ((reader->hasAttr("name") || isa<YieldOp>(reader)) && dsl::matchesPattern(a.receiver, name))
           uses.push_back(&u);
       }
     };

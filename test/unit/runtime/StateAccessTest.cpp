@@ -448,3 +448,95 @@ TEST_P(StateEdges, EachReaderSeesTheEditAlone) {
 INSTANTIATE_TEST_SUITE_P(Stdlib, StateEdges,
                          ::testing::Values(ModelCase{"mamba", 1}, ModelCase{"deltanet", 1}, ModelCase{"based", 1}),
                          [](const auto &info) { return std::string(info.param.arch); });
+
+// Edges inside a scan's step (GLA, layer 1, the model's last mixer):
+//   S_t = diag(α_t) S_{t−1} + k_t v_tᵀ   (the step value `scan._add5`)
+//   o_t = S_tᵀ q_t                        (`scan._mul7` reads S_t, `scan.o` sums)
+// `patch _add5 -> _mul7 at key` edits S_key where the output at the key reads
+// it alone: o_key = S_key(source)ᵀ q_key(base), every other step the base
+// run's. `patch _add5 -> layers[1].mixer.S at key` edits only the state
+// handed on: the state patch's logits. The node patch is both at once.
+class ScanStepEdges : public ::testing::Test {
+protected:
+  void SetUp() override {
+    setenv("MIXC_KERNEL_CACHE", MIXC_TEST_KERNEL_CACHE, 0);
+    at::set_num_threads(1);
+    at::manual_seed(11);
+    mix::CompileResult plain = compileStdlib("gla", {{"d", "16"}, {"vocab", "20"}});
+    const std::string L = "layers[1].mixer.";
+    const std::string text = "patch " + L + "scan._add5 -> " + L + "scan._mul7 at key\n" + "patch " + L +
+                             "scan._add5 -> " + L + "S at key\n" + "patch " + L + "S at key\n" + "patch " + L +
+                             "scan._add5 at key\n";
+    mixc::dsl::SourceManager sm;
+    mixc::dsl::RwScript s;
+    std::ostringstream err;
+    ASSERT_TRUE(mixc::dsl::parseRewrite(text, "edges.rw", sm, s, err)) << err.str();
+    ASSERT_TRUE(mix::rewriteGraph(plain.graph, s, sm, result, err)) << err.str();
+    std::string error;
+    reference = Model::create(result.graph, error);
+    ASSERT_TRUE(reference) << error;
+    reference->initParameters(5);
+  }
+  mix::CompileResult result;
+  std::unique_ptr<Model> reference;
+  torch::NoGradGuard noGrad;
+};
+
+TEST_F(ScanStepEdges, EachReaderSeesTheEditAlone) {
+  Tensor source = at::randint(3, kVocab, {kDocs, kT}, at::kLong), base = at::randint(3, kVocab, {kDocs, kT}, at::kLong);
+  Model::Options o = layout(0, -1);
+  Tensor o1, q, S; // the scan's output [B, T, 16], its scaled query [B, T, 8], S_t [B, T, 8, 16]
+  o.saveStepValues = {"layers[1].mixer.scan._add5"};
+  o.observe = [&](const std::string &name, const Tensor &v) {
+    if (name == "layers[1].mixer.o")
+      o1 = v.clone();
+    else if (name == "layers[1].mixer.q_scaled")
+      q = v.clone();
+    else if (name == "layers[1].mixer.scan._add5")
+      S = v.clone();
+  };
+  Tensor out = reference->forward(batch(source, base, 4), o);
+  ASSERT_TRUE(o1.defined() && q.defined() && S.defined());
+  ASSERT_EQ(S.dim(), 4);
+  const int64_t key[] = {2, 5, 7};
+  auto steps = [](const Tensor &t, int64_t from, int64_t to) { return t.slice(0, from, to); };
+  for (int64_t doc = 0; doc < kDocs; ++doc) {
+    SCOPED_TRACE("document " + std::to_string(doc));
+    const int64_t k = key[doc];
+    Tensor b = out[kDocs + doc], output = out[2 * kDocs + doc], next = out[3 * kDocs + doc],
+           state = out[4 * kDocs + doc], node = out[5 * kDocs + doc];
+    ASSERT_GT(relErr(steps(output, k, k + 1), steps(b, k, k + 1)), 1e-4) << "the output edge changes nothing";
+    ASSERT_GT(relErr(steps(next, k + 1, kT), steps(b, k + 1, kT)), 1e-4) << "the state edge changes nothing";
+    // The output edge: the output at the key alone, to S_key(source)ᵀ q_key(base).
+    EXPECT_LT(relErr(steps(output, 0, k), steps(b, 0, k)), 1e-6);
+    EXPECT_LT(relErr(steps(output, k + 1, kT), steps(b, k + 1, kT)), 1e-6);
+    Tensor want = at::matmul(q[kDocs + doc][k].unsqueeze(0), S[doc][k]).squeeze(0); // [16]
+    EXPECT_LT(relErr(o1[2 * kDocs + doc][k], want), 1e-5);
+    // The state edge is the state patch: the steps after the key.
+    EXPECT_LT(relErr(next, state), 1e-6);
+    EXPECT_LT(relErr(steps(next, 0, k + 1), steps(b, 0, k + 1)), 1e-6);
+    // The node patch is both edges.
+    EXPECT_LT(relErr(steps(node, 0, k), steps(b, 0, k)), 1e-6);
+    EXPECT_LT(relErr(steps(node, k, k + 1), steps(output, k, k + 1)), 1e-5);
+    EXPECT_LT(relErr(steps(node, k + 1, kT), steps(next, k + 1, kT)), 1e-5);
+  }
+}
+
+// With the generated kernels the scan under edits inside its step runs its
+// reference loop; the other regions keep their kernels; same logits.
+TEST_F(ScanStepEdges, GeneratedKernelsMatchTheInterpreter) {
+  Tensor source = at::randint(3, kVocab, {kDocs, kT}, at::kLong), base = at::randint(3, kVocab, {kDocs, kT}, at::kLong);
+  Tensor tokens = batch(source, base, 4);
+  Tensor want = reference->forward(tokens, layout(0, -1));
+  std::string error;
+  auto library = mixc::kernels::buildLibrary(result.cpuKernels, error);
+  ASSERT_TRUE(library) << error;
+  auto generated = Model::create(result.graph, error, library);
+  ASSERT_TRUE(generated) << error;
+  generated->initParameters(5);
+  int kernels = 0;
+  for (const auto &[name, why] : generated->regionStatus())
+    kernels += why.empty();
+  EXPECT_GT(kernels, 0);
+  EXPECT_LT(relErr(generated->forward(tokens, layout(0, -1)), want), 1e-4);
+}
