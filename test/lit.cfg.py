@@ -15,8 +15,9 @@ config.substitutions.append(("%mix-opt", config.mix_opt))
 config.substitutions.append(("%mixc", config.mixc))
 config.substitutions.append(("%stdlib", os.path.join(config.mixc_src_root, "stdlib")))
 config.substitutions.append(("FileCheck", os.path.join(config.llvm_tools_dir, "FileCheck")))
-# Generated kernels (--backend=generated) are cached in the build tree.
-config.environment["MIXC_KERNEL_CACHE"] = os.path.join(config.mixc_obj_root, "kernel-cache")
+# Generated kernels (--backend=generated) are cached in the build tree
+# (MIXC_TEST_KERNEL_CACHE in test/CMakeLists.txt).
+config.environment["MIXC_KERNEL_CACHE"] = config.kernel_cache
 
 
 def can_mount_tmpfs():
