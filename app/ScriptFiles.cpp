@@ -34,32 +34,20 @@ support::Status loadScript(const std::string &path, LoadedScript &out, std::ostr
 }
 
 namespace {
-/// The values inside scans' steps: attribution has no probe there (a step
-/// value's gradient at step P is not kept), so every-point and every-edge
-/// leave them to `mixc intervene`.
-std::set<std::string> stepValues(const graph::Graph &g) {
-  std::set<std::string> out;
-  for (const graph::Node &n : g.nodes)
-    for (const graph::Node &inner : n.body)
-      out.insert(inner.name);
-  return out;
-}
-
 /// A node every-point and every-edge attribution patch: one that takes
-/// interventions, not the compiler's own `_` nodes, not the LM head, not a
-/// value of a scan's step.
-bool attributable(const NamedPoint &p, const std::set<std::string> &steps) {
+/// interventions (a value of a scan's step too), not the compiler's own `_`
+/// nodes, not the LM head.
+bool attributable(const NamedPoint &p) {
   const bool intervenes = std::find(p.actions.begin(), p.actions.end(), "intervene") != p.actions.end();
   return p.kind == "node" && intervenes && p.op != "unembed" && p.name[0] != '_' &&
-         p.name.find("._") == std::string::npos && !steps.count(p.name);
+         p.name.find("._") == std::string::npos;
 }
 } // namespace
 
 dsl::RwScript everyEdge(const graph::Graph &g) {
   std::set<std::string> senders;
-  const std::set<std::string> steps = stepValues(g);
   for (const NamedPoint &p : namedPoints(g))
-    if (attributable(p, steps))
+    if (attributable(p))
       senders.insert(p.name);
   dsl::RwScript s;
   for (const auto &[sender, receiver] : edges(g)) {
@@ -84,9 +72,8 @@ dsl::RwScript everyEdge(const graph::Graph &g) {
 
 dsl::RwScript everyPoint(const graph::Graph &g) {
   dsl::RwScript s;
-  const std::set<std::string> steps = stepValues(g);
   for (const NamedPoint &p : namedPoints(g)) {
-    if (!attributable(p, steps))
+    if (!attributable(p))
       continue;
     for (const char *role : {"key", "value", "divider", "query"}) {
       dsl::RwCell cell;

@@ -26,8 +26,7 @@ support::Status loadScript(const std::string &path, LoadedScript &out, std::ostr
 
 /// `patch NODE at ROLE` for every named node that takes interventions (not
 /// the compiler's own `_` nodes, not the LM head's logits, which are the
-/// readout itself, not the values inside a scan's step, where attribution
-/// has no probe) at key, value, divider and query; coordinates node ×
+/// readout itself) at key, value, divider and query; coordinates node ×
 /// position, in graph order: attribution's script when none is given.
 dsl::RwScript everyPoint(const graph::Graph &g);
 

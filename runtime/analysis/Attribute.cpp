@@ -66,13 +66,28 @@ support::Status probesOf(const graph::Graph &g, const InterveneSpec &spec, Probe
                                    "so its first-order estimate is 0; use p or logit_diff");
   const int64_t C = static_cast<int64_t>(spec.cells.size());
   probes.assign(C, {});
+  // A value of a scan's step is probed at every step (the scan's reference
+  // loop runs), as is a scan's state; a built-in recurrence keeps no
+  // gradient of its state.
+  std::vector<const graph::Node *> nodes;
   for (const graph::Node &n : g.nodes) {
+    nodes.push_back(&n);
     for (const graph::Node &inner : n.body)
-      if (inner.op == "patch" || inner.op == "ablate")
-        return support::Status::failed("attribute: '" + inner.name + "' edits a value inside the step of scan '" +
-                                       n.name + "'; attribution has no probe there (`mixc intervene RUN SCRIPT` "
-                                       "computes that patch exactly)");
-    if (n.op == graph::kStateEditOp || n.op == "ablate")
+      nodes.push_back(&inner);
+  }
+  for (const graph::Node *node : nodes) {
+    const graph::Node &n = *node;
+    const bool scanState = n.op == graph::kStateEditOp && n.attrs.count("state") && !n.attrs.at("state").s.empty();
+    if (scanState && rt::nodeAction(n) == Action::Patch) {
+      if (const int64_t cell = n.attrs.at("cell").i; cell >= 0 && cell < C)
+        probes[cell].push_back(&n);
+      continue;
+    }
+    if (n.op == graph::kStateEditOp && !scanState)
+      return support::Status::failed("attribute: '" + n.name + "' edits the state of a built-in recurrence, whose "
+                                     "kernels keep no gradient of it; attribution estimates `patch` of node values "
+                                     "and of a scan's states");
+    if (n.op == "ablate" || n.op == graph::kStateEditOp)
       return support::Status::failed("attribute: '" + n.name + "' is not a patch of a node value; attribution "
                                      "estimates `patch NODE at POS` cells only");
     if (n.op != "patch")

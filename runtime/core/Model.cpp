@@ -487,6 +487,48 @@ std::vector<StepOverride> scanHooks(const graph::Node &scan, const Model::Option
   return overrides;
 }
 
+/// Attribution's probes in a scan (Options::probes): the step's patch nodes
+/// and the state edits aimed at the scan, each observed as a [B, T, ...]
+/// tensor of its own that the loop's values are made to depend on (a
+/// straight-through StepOverride), so the backward gives each probe its
+/// gradient at every step. One pass without gradients reads the values;
+/// `observed` gets each probe's name and tensor for after the real pass.
+std::vector<StepOverride> scanProbes(const graph::Node &scan, const std::vector<const Node *> *stateEdits,
+                                     const std::vector<at::Tensor> &args, const ScanEdits &edits,
+                                     std::vector<std::pair<std::string, at::Tensor>> &observed) {
+  std::set<std::string> probed;
+  for (const graph::Node &n : scan.body)
+    if (n.op == "patch" || n.op == "ablate")
+      probed.insert(n.name);
+  std::vector<at::Tensor> states;
+  ScanReads reads{&probed, {}};
+  {
+    at::NoGradGuard noGrad;
+    runScan(args, scan, edits, stateEdits ? &states : nullptr, &reads);
+  }
+  std::vector<StepOverride> overrides;
+  for (size_t k = 0; k < scan.body.size(); ++k)
+    if (auto it = reads.values.find(scan.body[k].name); it != reads.values.end()) {
+      at::Tensor v = it->second.detach().requires_grad_();
+      overrides.push_back({StepOverride::Value, k, {}, v, true});
+      observed.emplace_back(it->first, v);
+    }
+  std::map<size_t, at::Tensor> byState;
+  for (const Node *e : stateEdits ? *stateEdits : std::vector<const Node *>{}) {
+    const std::string &state = e->attrs.at("state").s;
+    size_t k = 0;
+    while (k < states.size() && scan.bodyArgs[k].name != state)
+      ++k;
+    TORCH_CHECK(k < states.size(), "state edit '", e->name, "' names no state of scan '", scan.name, "'");
+    if (!byState.count(k)) {
+      byState[k] = states[k].detach().requires_grad_();
+      overrides.push_back({StepOverride::State, k, {}, byState[k], true});
+    }
+    observed.emplace_back(e->name, byState[k]);
+  }
+  return overrides;
+}
+
 /// Whether `options` read or hook a state of `scan`, or read a value of its step.
 bool readsInsideScan(const graph::Node &scan, const Model::Options &options) {
   const int64_t numStates = attrI(scan, "num_states");
@@ -536,18 +578,25 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
     // intervention on a value of its step, two edits in one cell, no kernel.
     const bool readsScan = s.node->op == "scan" && readsInsideScan(*s.node, options);
     if (s.node->op == "scan" &&
-        (readsScan || scanIntervenes(*s.node) || (s.edits && (!s.region || !oneEditACell(*s.edits))))) {
-      TORCH_CHECK(options.interventions || (!s.edits && !scanIntervenes(*s.node)), "node '", s.node->name,
-                  "' has its state edited; run the model with `mixc intervene`");
+        (readsScan || scanIntervenes(*s.node) ||
+         (s.edits && (options.probes || !s.region || !oneEditACell(*s.edits))))) {
+      TORCH_CHECK(options.interventions || options.probes || (!s.edits && !scanIntervenes(*s.node)), "node '",
+                  s.node->name, "' has its state edited; run the model with `mixc intervene`");
       // A scan's region (kind "scan") takes the scan's operands as they are,
       // so its inputs are the reference loop's too.
       std::vector<at::Tensor> states;
       ScanReads reads{&options.saveStepValues, {}};
-      const ScanEdits edits{s.edits, options.interventions ? &*options.interventions : nullptr};
+      const ScanEdits edits{s.edits, options.interventions ? &*options.interventions : nullptr, options.probes};
+      std::vector<std::pair<std::string, at::Tensor>> probed;
       const std::vector<StepOverride> overrides =
-          readsScan && options.edit ? scanHooks(*s.node, options, args, edits) : std::vector<StepOverride>{};
+          options.probes && (s.edits || scanIntervenes(*s.node)) ? scanProbes(*s.node, s.edits, args, edits, probed)
+          : readsScan && options.edit                           ? scanHooks(*s.node, options, args, edits)
+                                                                : std::vector<StepOverride>{};
       Outputs out = runScan(args, *s.node, edits, readsScan ? &states : nullptr, readsScan ? &reads : nullptr,
                             overrides.empty() ? nullptr : &overrides);
+      if (options.observe)
+        for (auto &[name, v] : probed)
+          options.observe(name, v);
       for (size_t r = 0; r < out.size(); ++r)
         values[s.region ? s.regionResults[r] : s.firstResult + static_cast<int>(r)] = std::move(out[r]);
       publish(options, s.node->name, values[s.region ? s.regionResults[0] : s.firstResult]);

@@ -96,6 +96,10 @@ at::Tensor applyEdit(const ActiveEdit &a, const at::Tensor &state, int64_t t) {
 namespace {
 /// Step t's `current` [B, ...] with the rows the override changed replaced.
 at::Tensor overridden(const StepOverride &o, int64_t t, const at::Tensor &current) {
+  if (o.probe) {
+    at::Tensor v = o.value.select(1, t);
+    return current + (v - v.detach());
+  }
   std::vector<int64_t> rowShape(current.dim(), 1); // [B, 1, ...]: each row's flag over its value
   rowShape[0] = current.size(0);
   return at::where(o.changed.select(1, t).view(rowShape), o.value.select(1, t), current);
@@ -146,10 +150,15 @@ std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const gra
   // Interventions on the step's own values (patch/ablate nodes in the body),
   // by body node: at each document's step P, in its cell's rows.
   std::vector<std::optional<ActiveEdit>> valueEdits(scan.body.size());
+  std::vector<bool> probe(scan.body.size());
   for (size_t k = 0; k < scan.body.size(); ++k) {
     const graph::Node &n = scan.body[k];
     if (n.op != "patch" && n.op != "ablate")
       continue;
+    if (edits.probes) { // attribution's probe: the value passes on (its override gives the gradient)
+      probe[k] = true;
+      continue;
+    }
     TORCH_CHECK(edits.iv, "scan '", scan.name, "' has an intervention on '", n.name,
                 "' in its step; run the model with `mixc intervene`");
     const int64_t first = cellRow(n, *edits.iv, B);
@@ -160,7 +169,7 @@ std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const gra
   }
   // The edits of this batch's cells, by state.
   std::vector<ActiveEdit> active;
-  if (edits.edits) {
+  if (edits.edits && !edits.probes) {
     TORCH_CHECK(edits.iv, "scan '", scan.name, "' has state edits; run the model with `mixc intervene`");
     const std::vector<std::string> names = stateNames(scan);
     for (const graph::Node *e : *edits.edits) {
@@ -197,6 +206,8 @@ std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const gra
         in.push_back(values[s]);
       if (valueEdits[k]) { // patch / ablate of a step value: its cell's rows at step P
         values[firstResult[k]] = valueEdits[k]->first < 0 ? in[0] : applyEdit(*valueEdits[k], in[0], t);
+      } else if (probe[k]) {
+        values[firstResult[k]] = in[0];
       } else {
         std::vector<at::Tensor> out = runPrimitive(scan.body[k], in);
         for (size_t r = 0; r < out.size(); ++r)

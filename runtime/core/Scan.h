@@ -38,9 +38,14 @@ std::string checkScanBody(const graph::Node &scan, const std::function<std::stri
 /// carries on. Step P's own emitted values are the unedited step's (the body
 /// computed them from its state before the edit), so outputs change from
 /// P + 1 on; a built-in recurrence's edit reaches its output at P too.
+/// With `probes` (attribution, Model::Options::probes) the step's patch
+/// nodes and the state edits pass their values on unchanged; the model's
+/// straight-through overrides (StepOverride::probe) then give each its
+/// gradient.
 struct ScanEdits {
   const std::vector<const graph::Node *> *edits = nullptr;
   const Model::Interventions *iv = nullptr;
+  bool probes = false;
 };
 
 /// Where each of the scan's states lies in its kernels' row state (its
@@ -65,11 +70,15 @@ struct ScanReads {
 /// take `value[:, t]` ([B, T] bool; [B, T, ...] as the state or the value).
 /// A state's is the state handed on, as after a `patch … state` edit; a
 /// value's is what the rest of the step reads. The recurrence carries on
-/// from either. Differentiable in `value`.
+/// from either. Differentiable in `value`. A probe (`probe`, attribution)
+/// changes nothing: at every step the value stays the loop's own, plus
+/// value − value.detach() (zero), so the gradient reaching the step's value
+/// reaches `value` too, and the loop's own value keeps its history.
 struct StepOverride {
   enum Kind { State, Value } kind;
   size_t index; // the state's (in bodyArgs) or the body node's
   at::Tensor changed, value;
+  bool probe = false;
 };
 
 /// The scan's emitted values over time, one [B, T, ...] tensor each. With
