@@ -45,9 +45,9 @@ bool attributable(const NamedPoint &p) {
 } // namespace
 
 dsl::RwScript everyEdge(const graph::Graph &g) {
-  std::set<std::string> senders;
+  std::set<std::string> senders; // and a built-in recurrence's state, into `next` and `output`
   for (const NamedPoint &p : namedPoints(g))
-    if (attributable(p))
+    if (attributable(p) || (p.kind == "state" && p.op != "scan" && !p.actions.empty()))
       senders.insert(p.name);
   dsl::RwScript s;
   for (const auto &[sender, receiver] : edges(g)) {

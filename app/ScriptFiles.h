@@ -31,7 +31,8 @@ support::Status loadScript(const std::string &path, LoadedScript &out, std::ostr
 dsl::RwScript everyPoint(const graph::Graph &g);
 
 /// `patch SENDER -> RECEIVER at ROLE` for every edge `mixc names --edges`
-/// lists whose sender everyPoint would patch, at key, value, divider and
+/// lists whose sender everyPoint would patch or is a built-in recurrence's
+/// state (its edges into `next` and `output`), at key, value, divider and
 /// query; coordinates edge × position: `attribute --edges` (EAP).
 dsl::RwScript everyEdge(const graph::Graph &g);
 

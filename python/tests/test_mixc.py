@@ -690,10 +690,10 @@ def test_edge_attribution_splits_the_node_estimate(run, tmp_path):
     listed = subprocess.run([MIXC, "names", stdlib("based"), "-c", "d=32", "--edges"], check=True,
                             capture_output=True, text=True).stdout.splitlines()
     senders = [line.split()[1] for line in listed]
-    # (Not the edges out of a recurrent state, `-> next` and `-> output`: no
-    # attribution through a state edit.)
+    # (The edges out of a recurrent state, `-> next` and `-> output`, too.)
     kept = [line[len("edge   "):] for line, snd in zip(listed, senders)
-            if "._" not in snd and not snd.startswith("_") and not line.endswith((" -> next", " -> output"))]
+            if "._" not in snd and not snd.startswith("_")]
+    assert any(e.endswith(" -> next") for e in kept), kept
     assert [r["label"] for r in rows] == [f"edge={e} position={p}" for e in kept
                                            for p in ("key", "value", "divider", "query")]
     refused = subprocess.run([MIXC, "attribute", str(run), str(script), "--edges"], capture_output=True, text=True)

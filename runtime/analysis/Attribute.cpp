@@ -67,8 +67,8 @@ support::Status probesOf(const graph::Graph &g, const InterveneSpec &spec, Probe
   const int64_t C = static_cast<int64_t>(spec.cells.size());
   probes.assign(C, {});
   // A value of a scan's step is probed at every step (the scan's reference
-  // loop runs), as is a scan's state; a built-in recurrence keeps no
-  // gradient of its state.
+  // loop runs), as is a recurrent state (a built-in recurrence runs as a
+  // loop of LibTorch ops then).
   std::vector<const graph::Node *> nodes;
   for (const graph::Node &n : g.nodes) {
     nodes.push_back(&n);
@@ -77,16 +77,11 @@ support::Status probesOf(const graph::Graph &g, const InterveneSpec &spec, Probe
   }
   for (const graph::Node *node : nodes) {
     const graph::Node &n = *node;
-    const bool scanState = n.op == graph::kStateEditOp && n.attrs.count("state") && !n.attrs.at("state").s.empty();
-    if (scanState && rt::nodeAction(n) == Action::Patch) {
+    if (n.op == graph::kStateEditOp && rt::nodeAction(n) == Action::Patch) { // a recurrent state, probed
       if (const int64_t cell = n.attrs.at("cell").i; cell >= 0 && cell < C)
         probes[cell].push_back(&n);
       continue;
     }
-    if (n.op == graph::kStateEditOp && !scanState)
-      return support::Status::failed("attribute: '" + n.name + "' edits the state of a built-in recurrence, whose "
-                                     "kernels keep no gradient of it; attribution estimates `patch` of node values "
-                                     "and of a scan's states");
     if (n.op == "ablate" || n.op == graph::kStateEditOp)
       return support::Status::failed("attribute: '" + n.name + "' is not a patch of a node value; attribution "
                                      "estimates `patch NODE at POS` cells only");

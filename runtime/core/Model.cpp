@@ -529,6 +529,37 @@ std::vector<StepOverride> scanProbes(const graph::Node &scan, const std::vector<
   return overrides;
 }
 
+/// Attribution's probes of a built-in recurrence's state (Options::probes):
+/// the states its sweep hands on, read without gradients, become one probe
+/// per reader the edits name (next step, output, or both), and the
+/// recurrence runs as a loop of LibTorch ops with them (probedRecurrence);
+/// each edit is observed as its probe.
+at::Tensor probeRecurrence(const Node &n, const std::vector<const Node *> &edits, const std::vector<at::Tensor> &args,
+                           int64_t stateSize, const Model::Options &options) {
+  StateAccess access; // args[0] is [B, T, ...] for every built-in recurrence
+  access.capture = at::empty({args[0].size(0), args[0].size(1), stateSize}, args[0].options());
+  {
+    at::NoGradGuard noGrad;
+    runRecurrence(n, args, &access);
+  }
+  StateProbes probes;
+  std::vector<std::pair<std::string, at::Tensor>> observed;
+  for (const Node *e : edits) {
+    const int reader = stateEditReader(*e);
+    at::Tensor &probe = reader == MIXK_EDIT_NEXT_STEP ? probes.next
+                        : reader == MIXK_EDIT_OUTPUT ? probes.output
+                                                     : probes.both;
+    if (!probe.defined())
+      probe = access.capture.clone().requires_grad_();
+    observed.emplace_back(e->name, probe);
+  }
+  at::Tensor y = probedRecurrence(n, args, probes);
+  if (options.observe)
+    for (auto &[name, v] : observed)
+      options.observe(name, v);
+  return y;
+}
+
 /// Whether `options` read or hook a state of `scan`, or read a value of its step.
 bool readsInsideScan(const graph::Node &scan, const Model::Options &options) {
   const int64_t numStates = attrI(scan, "num_states");
@@ -601,6 +632,12 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
         values[s.region ? s.regionResults[r] : s.firstResult + static_cast<int>(r)] = std::move(out[r]);
       publish(options, s.node->name, values[s.region ? s.regionResults[0] : s.firstResult]);
       observeScanReads(*s.node, options, states, reads);
+      continue;
+    }
+    if (options.probes && s.edits) { // attribution through a built-in recurrence's state
+      TORCH_CHECK(!s.region, "'", *s.stateName, "' is probed on the LibTorch back end, not in a fused kernel");
+      values[s.firstResult] = probeRecurrence(*s.node, *s.edits, args, s.stateSize, options);
+      publish(options, s.node->name, values[s.firstResult]);
       continue;
     }
     const bool saveState = s.stateName && options.observe && options.saveStates.count(*s.stateName);

@@ -109,6 +109,21 @@ at::Tensor deltaRule(const at::Tensor &q, const at::Tensor &k, const at::Tensor 
 at::Tensor linearAttention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v, double eps,
                            const StateAccess &access);
 
+/// Attribution's probes of a built-in recurrence's state ([B, T, S] each,
+/// in abi/StateLayout.h's layout, equal to the states the sweep hands on;
+/// undefined: none): at every step t the state the output reads is
+/// s_t + (output_t + both_t) − their detached copies, and the state handed
+/// on s_t + (next_t + both_t) − theirs, which changes no value, so the
+/// gradient reaching each reader reaches its probe.
+struct StateProbes {
+  at::Tensor next, output, both;
+};
+
+/// The recurrence of node `n` as a loop of LibTorch ops over T (autograd
+/// through every step, to its inputs and its probes): slow, for attribution
+/// only; its values are the sweeps' above (tested).
+at::Tensor probedRecurrence(const graph::Node &n, const std::vector<at::Tensor> &in, const StateProbes &probes);
+
 /// Node `n`, an op with an explicit recurrent state (abi/OpRegistry.h's
 /// hasState), on its inputs in ODS order; with `access`, its StateAccess
 /// sweep. The interpreter runs every such op through this one entry.

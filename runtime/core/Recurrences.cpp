@@ -437,6 +437,69 @@ at::Tensor deltaRule(const at::Tensor &q, const at::Tensor &k, const at::Tensor 
   return DeltaRuleFn::apply(q, k, v, beta)[0];
 }
 
+namespace {
+/// Step t's state `flat` [B, S] as the output reads it and as it is handed
+/// on, with the probes' zero-valued terms (StateProbes).
+std::pair<at::Tensor, at::Tensor> probedStep(const at::Tensor &flat, const StateProbes &p, int64_t t) {
+  auto term = [t](const at::Tensor &probe) {
+    if (!probe.defined())
+      return at::Tensor();
+    at::Tensor v = probe.select(1, t);
+    return v - v.detach();
+  };
+  at::Tensor read = flat, handed = flat;
+  for (const at::Tensor &x : {term(p.output), term(p.both)})
+    if (x.defined())
+      read = read + x;
+  for (const at::Tensor &x : {term(p.next), term(p.both)})
+    if (x.defined())
+      handed = handed + x;
+  return {read, handed};
+}
+} // namespace
+
+at::Tensor probedRecurrence(const graph::Node &n, const std::vector<at::Tensor> &in, const StateProbes &probes) {
+  std::vector<at::Tensor> out;
+  if (n.op == "selective_scan") { // s_t = exp(Δ_t A) ⊙ s_{t−1} + Δ_t B_t x_t, y_t = C_t·s_t + D x_t; s [D, N]
+    const at::Tensor &x = in[0], &dt = in[1], &A = in[2], &B = in[3], &C = in[4], &D = in[5];
+    const int64_t nb = x.size(0), nd = x.size(2), nn = A.size(1);
+    at::Tensor s = at::zeros({nb, nd, nn}, x.options());
+    for (int64_t t = 0; t < x.size(1); ++t) {
+      at::Tensor xt = x.select(1, t), dtt = dt.select(1, t); // [B, D]
+      s = at::exp(dtt.unsqueeze(-1) * A) * s + (dtt * xt).unsqueeze(-1) * B.select(1, t).unsqueeze(1);
+      auto [read, handed] = probedStep(s.reshape({nb, nd * nn}), probes, t);
+      out.push_back((read.view({nb, nd, nn}) * C.select(1, t).unsqueeze(1)).sum(-1) + D * xt);
+      s = handed.view({nb, nd, nn});
+    }
+  } else if (n.op == "delta_rule") { // S_t = S_{t−1} + β_t (v_t − S_{t−1} k_t) k_tᵀ, o_t = S_t q_t; S [V, K]
+    const at::Tensor &q = in[0], &k = in[1], &v = in[2], &beta = in[3];
+    const int64_t nb = q.size(0), nk = q.size(2), nv = v.size(2);
+    at::Tensor S = at::zeros({nb, nv, nk}, q.options());
+    for (int64_t t = 0; t < q.size(1); ++t) {
+      at::Tensor kt = k.select(1, t), u = v.select(1, t) - at::matmul(S, kt.unsqueeze(-1)).squeeze(-1);
+      S = S + beta.select(1, t).unsqueeze(-1) * u.unsqueeze(-1) * kt.unsqueeze(1);
+      auto [read, handed] = probedStep(S.reshape({nb, nv * nk}), probes, t);
+      out.push_back(at::matmul(read.view({nb, nv, nk}), q.select(1, t).unsqueeze(-1)).squeeze(-1));
+      S = handed.view({nb, nv, nk});
+    }
+  } else { // linear attention: S_t = S_{t−1} + k_t v_tᵀ [F, D], z_t = z_{t−1} + k_t [F], o = qᵀS / (q·z + eps)
+    TORCH_CHECK(n.op == "linear_attention", "node '", n.name, "' (", n.op, ") has no recurrent state");
+    const at::Tensor &q = in[0], &k = in[1], &v = in[2];
+    const int64_t nb = q.size(0), nf = q.size(2), nd = v.size(2);
+    const double eps = attrF(n, "eps");
+    at::Tensor state = at::zeros({nb, nf * nd + nf}, q.options());
+    for (int64_t t = 0; t < q.size(1); ++t) {
+      at::Tensor kt = k.select(1, t);
+      state = state + at::cat({(kt.unsqueeze(-1) * v.select(1, t).unsqueeze(1)).reshape({nb, nf * nd}), kt}, 1);
+      auto [read, handed] = probedStep(state, probes, t);
+      at::Tensor qt = q.select(1, t), S = read.slice(1, 0, nf * nd).view({nb, nf, nd}), z = read.slice(1, nf * nd);
+      out.push_back(at::matmul(qt.unsqueeze(1), S).squeeze(1) / ((qt * z).sum(-1, true) + eps));
+      state = handed;
+    }
+  }
+  return at::stack(out, 1);
+}
+
 at::Tensor runRecurrence(const graph::Node &n, const std::vector<at::Tensor> &in, const StateAccess *access) {
   if (n.op == "selective_scan")
     return access ? selectiveScan(in[0], in[1], in[2], in[3], in[4], in[5], *access)

@@ -169,7 +169,7 @@ TEST_F(StateAccessSweeps, DeltaRuleFollowsTheNaiveLoop) {
 // state [F, D] then [F]. Positive features keep the denominator away from 0.
 TEST_F(StateAccessSweeps, LinearAttentionFollowsTheNaiveLoop) {
   const int64_t B = 4, T = 6, F = 3, D = 2;
-  const double eps = 1e-6;
+  const double eps = 1e-3;
   Tensor q = at::exp(rnd({B, T, F})), k = at::exp(rnd({B, T, F})), v = rnd({B, T, D});
   NaiveEdit e = randomEdit(B, T, F * D + F);
   for (auto &val : e.value) // a replaced z stays positive: the denominator too
@@ -539,4 +539,83 @@ TEST_F(ScanStepEdges, GeneratedKernelsMatchTheInterpreter) {
     kernels += why.empty();
   EXPECT_GT(kernels, 0);
   EXPECT_LT(relErr(generated->forward(tokens, layout(0, -1)), want), 1e-4);
+}
+
+// Attribution through a built-in recurrence's state (Options::probes): the
+// recurrence runs as a loop of LibTorch ops with the edits as probes. Its
+// logits are the plain model's (the sweeps, another implementation), and
+// each probe's gradient at step p along a direction u is the central
+// difference of the same model with `add(±εu) STATE [-> READER] at pos(p)`,
+// which the sweeps' own edit code applies.
+TEST_P(StateEdges, ProbesGiveTheSweepsLogitsAndFiniteDifferenceGradients) {
+  const int64_t p = 4;
+  Tensor base = at::randint(3, kVocab, {kDocs, kT}, at::kLong);
+  mix::CompileResult plainResult = compileStdlib(GetParam().arch, {{"d", "16"}, {"vocab", "20"}});
+  std::string error;
+  auto plain = Model::create(plainResult.graph, error);
+  ASSERT_TRUE(plain) << error;
+  plain->initParameters(5);
+  Tensor w = at::randn({kDocs, kT, kVocab});
+  // The probes' gradients of m = Σ w ⊙ logits over the base documents.
+  std::map<std::string, Tensor> probe;
+  Model::Options o;
+  o.probes = true;
+  o.observe = [&](const std::string &name, const Tensor &v) {
+    if (name.find("@c") != std::string::npos)
+      probe[name] = v;
+  };
+  Tensor logits;
+  {
+    torch::AutoGradMode grad(true);
+    logits = reference->forward(base, o);
+    (w * logits).sum().backward();
+  }
+  EXPECT_LT(relErr(logits.detach(), plain->forward(base, {})), 1e-5) << "the probed loop is not the sweep";
+  ASSERT_EQ(probe.size(), 3u);
+  int64_t size = 0;
+  for (auto &[name, v] : probe)
+    size = v.size(2);
+  Tensor u = at::randn({size}, at::kDouble);
+  const double eps = 1e-3;
+  auto m = [&](double sign) { // Σ w ⊙ logits of each of the three add cells
+    const std::string file = ::testing::TempDir() + "fd-" + GetParam().arch + (sign > 0 ? "-plus" : "-minus") + ".txt";
+    {
+      std::ofstream out(file);
+      out.precision(17);
+      for (int64_t j = 0; j < size; ++j)
+        out << sign * eps * u[j].item<double>() << (j + 1 < size ? " " : "\n");
+    }
+    const std::string state = "layers[" + std::to_string(GetParam().layer) + "].mixer.state";
+    mix::CompileResult r;
+    compileEdited(GetParam(), [&](int64_t) {
+      const std::string add = "add(" + file + ") " + state;
+      return add + " at pos(4)\n" + add + " -> next at pos(4)\n" + add + " -> output at pos(4)\n";
+    }, r);
+    auto model = Model::create(r.graph, error);
+    EXPECT_TRUE(model) << error;
+    model->initParameters(5);
+    Tensor out = model->forward(batch(base, base, 3), layout(0, -1)).to(at::kDouble);
+    std::vector<double> sums;
+    for (int64_t c = 0; c < 3; ++c)
+      sums.push_back((w.to(at::kDouble) * out.slice(0, (2 + c) * kDocs, (3 + c) * kDocs)).sum().item<double>());
+    return sums;
+  };
+  const std::vector<double> plus = m(1), minus = m(-1);
+  // Tolerance on the scale of the three (the state's gradient is the sum of
+  // its two readers', which can cancel): float32 central differences.
+  double scale = 0;
+  for (int c = 0; c < 3; ++c)
+    scale = std::max(scale, std::abs(plus[c] - minus[c]) / (2 * eps));
+  const char *cells[] = {"@c0", "@c1", "@c2"}; // the state, -> next, -> output
+  for (int c = 0; c < 3; ++c) {
+    SCOPED_TRACE(cells[c]);
+    Tensor g;
+    for (auto &[name, v] : probe)
+      if (name.find(cells[c]) != std::string::npos)
+        g = v.grad();
+    ASSERT_TRUE(g.defined());
+    const double directional = (g.select(1, p).to(at::kDouble) * u).sum().item<double>();
+    const double difference = (plus[c] - minus[c]) / (2 * eps);
+    EXPECT_NEAR(directional, difference, 2e-2 * scale + 1e-6);
+  }
 }

@@ -1,4 +1,4 @@
-"""The identities attribute-scan.test checks on its attribution.csv."""
+"""The identities attribute-states.test checks on its attribution.csv."""
 import csv
 import sys
 
