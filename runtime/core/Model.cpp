@@ -586,6 +586,35 @@ void observeScanReads(const graph::Node &scan, const Model::Options &options, co
 }
 } // namespace
 
+/// Step `s`, a scan, on its reference loop (Model::forward says when),
+/// its results written to `values`: with attribution's probes, Python's
+/// hooks on its states and step values, --save's reads of them.
+void Model::forwardScanLoop(const Step &s, const std::vector<at::Tensor> &args, const Options &options,
+                            std::vector<at::Tensor> &values) const {
+  TORCH_CHECK(options.interventions || options.probes || (!s.edits && !scanIntervenes(*s.node)), "node '",
+              s.node->name, "' has its state edited; run the model with `mixc intervene`");
+  const bool readsScan = readsInsideScan(*s.node, options);
+  // A scan's region (kind "scan") takes the scan's operands as they are,
+  // so its inputs are the reference loop's too.
+  std::vector<at::Tensor> states;
+  ScanReads reads{&options.saveStepValues, {}};
+  const ScanEdits edits{s.edits, options.interventions ? &*options.interventions : nullptr, options.probes};
+  std::vector<std::pair<std::string, at::Tensor>> probed;
+  const std::vector<StepOverride> overrides =
+      options.probes && (s.edits || scanIntervenes(*s.node)) ? scanProbes(*s.node, s.edits, args, edits, probed)
+      : readsScan && options.edit                           ? scanHooks(*s.node, options, args, edits)
+                                                            : std::vector<StepOverride>{};
+  Outputs out = runScan(args, *s.node, edits, readsScan ? &states : nullptr, readsScan ? &reads : nullptr,
+                        overrides.empty() ? nullptr : &overrides);
+  if (options.observe)
+    for (auto &[name, v] : probed)
+      options.observe(name, v);
+  for (size_t r = 0; r < out.size(); ++r)
+    values[s.region ? s.regionResults[r] : s.firstResult + static_cast<int>(r)] = std::move(out[r]);
+  publish(options, s.node->name, values[s.region ? s.regionResults[0] : s.firstResult]);
+  observeScanReads(*s.node, options, states, reads);
+}
+
 at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) const {
   TORCH_CHECK(tokens.dim() == 2 && tokens.scalar_type() == at::kLong,
               "tokens must be a [B, T] int64 tensor");
@@ -606,32 +635,12 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
     }
     // A scan's kernels take its state edits (below, as the built-in
     // recurrences'); its reference loop runs what they do not: an
-    // intervention on a value of its step, two edits in one cell, no kernel.
-    const bool readsScan = s.node->op == "scan" && readsInsideScan(*s.node, options);
+    // intervention on a value of its step, two edits in one cell, no kernel,
+    // reads and hooks inside it, attribution's probes.
     if (s.node->op == "scan" &&
-        (readsScan || scanIntervenes(*s.node) ||
+        (readsInsideScan(*s.node, options) || scanIntervenes(*s.node) ||
          (s.edits && (options.probes || !s.region || !oneEditACell(*s.edits))))) {
-      TORCH_CHECK(options.interventions || options.probes || (!s.edits && !scanIntervenes(*s.node)), "node '",
-                  s.node->name, "' has its state edited; run the model with `mixc intervene`");
-      // A scan's region (kind "scan") takes the scan's operands as they are,
-      // so its inputs are the reference loop's too.
-      std::vector<at::Tensor> states;
-      ScanReads reads{&options.saveStepValues, {}};
-      const ScanEdits edits{s.edits, options.interventions ? &*options.interventions : nullptr, options.probes};
-      std::vector<std::pair<std::string, at::Tensor>> probed;
-      const std::vector<StepOverride> overrides =
-          options.probes && (s.edits || scanIntervenes(*s.node)) ? scanProbes(*s.node, s.edits, args, edits, probed)
-          : readsScan && options.edit                           ? scanHooks(*s.node, options, args, edits)
-                                                                : std::vector<StepOverride>{};
-      Outputs out = runScan(args, *s.node, edits, readsScan ? &states : nullptr, readsScan ? &reads : nullptr,
-                            overrides.empty() ? nullptr : &overrides);
-      if (options.observe)
-        for (auto &[name, v] : probed)
-          options.observe(name, v);
-      for (size_t r = 0; r < out.size(); ++r)
-        values[s.region ? s.regionResults[r] : s.firstResult + static_cast<int>(r)] = std::move(out[r]);
-      publish(options, s.node->name, values[s.region ? s.regionResults[0] : s.firstResult]);
-      observeScanReads(*s.node, options, states, reads);
+      forwardScanLoop(s, args, options, values);
       continue;
     }
     if (options.probes && s.edits) { // attribution through a built-in recurrence's state

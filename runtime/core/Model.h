@@ -158,6 +158,8 @@ private:
   };
   /// Replaces the node steps of each region `kernels_` can run by one call.
   void bindRegions(const std::unordered_map<std::string, int> &ids);
+  void forwardScanLoop(const Step &s, const std::vector<at::Tensor> &args, const Options &options,
+                       std::vector<at::Tensor> &values) const;
   explicit Model(graph::Graph g) : graph_(std::move(g)) {}
 
   graph::Graph graph_;
