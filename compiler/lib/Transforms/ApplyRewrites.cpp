@@ -375,11 +375,12 @@ private:
           continue;
         }
         std::string name = readerName(u);
-        if (name.empty())
-          continue; // a scan's emitted value: its readers are outside the step (edit the value itself)
+        const bool emitted = name.empty(); // its readers are outside the step: patch the value itself
+        if (emitted)
+          name = "the scan's output (emitted: patch the value itself)";
         if (std::find(readers.begin(), readers.end(), name) == readers.end())
           readers.push_back(name);
-        if ((reader->hasAttr("name") || isa<YieldOp>(reader)) && dsl::matchesPattern(a.receiver, name))
+        if (!emitted && (reader->hasAttr("name") || isa<YieldOp>(reader)) && dsl::matchesPattern(a.receiver, name))
           uses.push_back(&u);
       }
     };
