@@ -18,8 +18,10 @@ using mixc::rt::Model;
 using mixc::rt::ReplicatedModel;
 
 namespace {
-const char *kArchitectures[] = {"attention", "baseconv", "based", "mamba",          "deltanet",
-                                "h3",        "hyena",    "gla",   "gated_deltanet", "retnet"};
+// Every stdlib model, the two hybrids (recurrent layer first) too.
+const char *kArchitectures[] = {"attention", "baseconv", "based",  "mamba",          "deltanet",
+                                "h3",        "hyena",    "gla",    "gated_deltanet", "retnet",
+                                "mamba_attention", "gated_deltanet_attention"};
 constexpr int64_t kReplicas = 3;
 const std::vector<uint64_t> kSeeds = {3, 11, 4};
 
