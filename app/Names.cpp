@@ -83,6 +83,14 @@ std::string formatNamedPoints(const std::vector<NamedPoint> &points) {
 }
 
 namespace {
+/// The edges from `sender` to each of `nodes` that reads it.
+void edgesToReaders(const std::string &sender, const std::vector<graph::Node> &nodes,
+                    std::vector<std::pair<std::string, std::string>> &out) {
+  for (const graph::Node &reader : nodes)
+    if (std::find(reader.inputs.begin(), reader.inputs.end(), sender) != reader.inputs.end())
+      out.emplace_back(sender, reader.name);
+}
+
 /// The edges inside scan `scan`'s step: from each of its values that takes
 /// edits to each node of the step that reads it, and to each state it is
 /// handed on as (the state after P, for the steps after P).
@@ -92,9 +100,7 @@ void stepEdges(const graph::Node &scan, const std::set<std::string> &senders,
   for (const graph::Node &sender : scan.body) {
     if (!senders.count(sender.name))
       continue;
-    for (const graph::Node &reader : scan.body)
-      if (std::find(reader.inputs.begin(), reader.inputs.end(), sender.name) != reader.inputs.end())
-        out.emplace_back(sender.name, reader.name);
+    edgesToReaders(sender.name, scan.body, out);
     for (size_t k = 0; k < states && k < scan.bodyResults.size(); ++k)
       if (scan.bodyResults[k] == sender.name)
         out.emplace_back(sender.name, scan.bodyArgs[k].name);
@@ -115,9 +121,7 @@ std::vector<std::pair<std::string, std::string>> edges(const graph::Graph &g) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const graph::Node &sender : g.nodes) {
     if (senders.count(sender.name))
-      for (const graph::Node &reader : g.nodes)
-        if (std::find(reader.inputs.begin(), reader.inputs.end(), sender.name) != reader.inputs.end())
-          out.emplace_back(sender.name, reader.name);
+      edgesToReaders(sender.name, g.nodes, out);
     if (sender.op == "scan")
       stepEdges(sender, senders, out);
     // A built-in recurrence's state: its two readers, the next step and the

@@ -109,6 +109,11 @@ at::Tensor deltaRule(const at::Tensor &q, const at::Tensor &k, const at::Tensor 
 at::Tensor linearAttention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v, double eps,
                            const StateAccess &access);
 
+/// probe[:, t] − its detached copy: zero in value, so adding it to a value
+/// changes nothing, while the gradient reaching the sum reaches `probe` at
+/// step t (attribution's straight-through probes, in scans and recurrences).
+at::Tensor probeTerm(const at::Tensor &probe, int64_t t);
+
 /// Attribution's probes of a built-in recurrence's state ([B, T, S] each,
 /// in abi/StateLayout.h's layout, equal to the states the sweep hands on;
 /// undefined: none): at every step t the state the output reads is

@@ -437,16 +437,16 @@ at::Tensor deltaRule(const at::Tensor &q, const at::Tensor &k, const at::Tensor 
   return DeltaRuleFn::apply(q, k, v, beta)[0];
 }
 
+at::Tensor probeTerm(const at::Tensor &probe, int64_t t) {
+  at::Tensor v = probe.select(1, t);
+  return v - v.detach();
+}
+
 namespace {
 /// Step t's state `flat` [B, S] as the output reads it and as it is handed
 /// on, with the probes' zero-valued terms (StateProbes).
 std::pair<at::Tensor, at::Tensor> probedStep(const at::Tensor &flat, const StateProbes &p, int64_t t) {
-  auto term = [t](const at::Tensor &probe) {
-    if (!probe.defined())
-      return at::Tensor();
-    at::Tensor v = probe.select(1, t);
-    return v - v.detach();
-  };
+  auto term = [t](const at::Tensor &probe) { return probe.defined() ? probeTerm(probe, t) : at::Tensor(); };
   at::Tensor read = flat, handed = flat;
   for (const at::Tensor &x : {term(p.output), term(p.both)})
     if (x.defined())

@@ -3,6 +3,7 @@
 #include "runtime/core/Model.h"
 #include "runtime/core/Interventions.h"
 #include "runtime/core/NodeAttrs.h"
+#include "runtime/core/Primitives.h"
 #include "abi/StateLayout.h"
 
 #include <algorithm>
@@ -96,10 +97,8 @@ at::Tensor applyEdit(const ActiveEdit &a, const at::Tensor &state, int64_t t) {
 namespace {
 /// Step t's `current` [B, ...] with the rows the override changed replaced.
 at::Tensor overridden(const StepOverride &o, int64_t t, const at::Tensor &current) {
-  if (o.probe) {
-    at::Tensor v = o.value.select(1, t);
-    return current + (v - v.detach());
-  }
+  if (o.probe)
+    return current + probeTerm(o.value, t);
   std::vector<int64_t> rowShape(current.dim(), 1); // [B, 1, ...]: each row's flag over its value
   rowShape[0] = current.size(0);
   return at::where(o.changed.select(1, t).view(rowShape), o.value.select(1, t), current);

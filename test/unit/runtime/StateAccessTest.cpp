@@ -271,6 +271,28 @@ double relErr(const Tensor &a, const Tensor &b) {
 }
 } // namespace
 
+/// `result`'s graph with its generated kernels (the CPU source, or the CUDA
+/// source compiled for the host), parameters seeded as the tests' references.
+static std::unique_ptr<Model> withKernels(const mix::CompileResult &result, bool cudaOnHost) {
+  std::string error;
+  std::string source = cudaOnHost ? "#define MIXK_CUDA_ON_HOST\n" + result.cudaKernels : result.cpuKernels;
+  auto library = mixc::kernels::buildLibrary(source, error);
+  EXPECT_TRUE(library) << error;
+  auto m = Model::create(result.graph, error, library);
+  EXPECT_TRUE(m) << error;
+  if (m)
+    m->initParameters(5);
+  return m;
+}
+
+/// How many of `m`'s regions run their generated kernel.
+static int generatedRegions(const Model &m) {
+  int kernels = 0;
+  for (const auto &[name, why] : m.regionStatus())
+    kernels += why.empty();
+  return kernels;
+}
+
 /// `c`'s model (d = 16) with the script `makeScript(state size)` applied.
 void compileEdited(const ModelCase &c, const std::function<std::string(int64_t)> &makeScript,
                    mix::CompileResult &result) {
@@ -306,17 +328,7 @@ protected:
     reference->initParameters(5);
   }
   virtual std::string makeScript(int64_t stateSize) const { return script(GetParam(), stateSize); }
-  std::unique_ptr<Model> withKernels(bool cudaOnHost) {
-    std::string error;
-    std::string source = cudaOnHost ? "#define MIXK_CUDA_ON_HOST\n" + result.cudaKernels : result.cpuKernels;
-    auto library = mixc::kernels::buildLibrary(source, error);
-    EXPECT_TRUE(library) << error;
-    auto m = Model::create(result.graph, error, library);
-    EXPECT_TRUE(m) << error;
-    if (m)
-      m->initParameters(5);
-    return m;
-  }
+  std::unique_ptr<Model> withKernels(bool cudaOnHost) { return ::withKernels(result, cudaOnHost); }
   mix::CompileResult result;
   std::unique_ptr<Model> reference;
   torch::NoGradGuard noGrad;
@@ -339,10 +351,7 @@ TEST_P(StateEdits, GeneratedKernelsMatchTheInterpreter) {
     SCOPED_TRACE(cuda ? "CUDA source on the host" : "CPU kernels");
     auto generated = withKernels(cuda);
     ASSERT_TRUE(generated);
-    int kernels = 0;
-    for (const auto &[name, why] : generated->regionStatus())
-      kernels += why.empty();
-    EXPECT_GT(kernels, 0);
+    EXPECT_GT(generatedRegions(*generated), 0);
     EXPECT_LT(relErr(generated->forward(tokens, layout(0, -1)), want), 1e-4);
   }
 }
@@ -528,16 +537,9 @@ TEST_F(ScanStepEdges, GeneratedKernelsMatchTheInterpreter) {
   Tensor source = at::randint(3, kVocab, {kDocs, kT}, at::kLong), base = at::randint(3, kVocab, {kDocs, kT}, at::kLong);
   Tensor tokens = batch(source, base, 4);
   Tensor want = reference->forward(tokens, layout(0, -1));
-  std::string error;
-  auto library = mixc::kernels::buildLibrary(result.cpuKernels, error);
-  ASSERT_TRUE(library) << error;
-  auto generated = Model::create(result.graph, error, library);
-  ASSERT_TRUE(generated) << error;
-  generated->initParameters(5);
-  int kernels = 0;
-  for (const auto &[name, why] : generated->regionStatus())
-    kernels += why.empty();
-  EXPECT_GT(kernels, 0);
+  auto generated = withKernels(result, false);
+  ASSERT_TRUE(generated);
+  EXPECT_GT(generatedRegions(*generated), 0);
   EXPECT_LT(relErr(generated->forward(tokens, layout(0, -1)), want), 1e-4);
 }
 
