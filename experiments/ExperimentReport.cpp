@@ -153,6 +153,7 @@ struct Sweep {
   fs::path dir;
   std::string name, title, description, scale;
   std::vector<std::string> axes;
+  std::vector<std::string> reportWith; // sweeps whose rows join this one's accuracy plot
   Table results, attrib;
 };
 
@@ -172,6 +173,9 @@ bool readSweep(const fs::path &dir, Sweep &s, std::string &error) {
   if (const toml::array *a = meta["axes"].as_array())
     for (const toml::node &n : *a)
       s.axes.push_back(n.value_or(std::string()));
+  if (const toml::array *a = meta["report_with"].as_array())
+    for (const toml::node &n : *a)
+      s.reportWith.push_back(n.value_or(std::string()));
   s.results = readCsv((dir / "results.csv").string());
   s.attrib = readCsv((dir / "attrib.csv").string());
   return true;
@@ -538,7 +542,71 @@ void interventionSection(const Sweep &s, Grid &grid, const std::string &sc,
   offsetPlots(s, grid, sc, cellsOfScript, outDir, md);
 }
 
-void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md) {
+/// The sweeps a sweep's `report_with` names, found among the report's
+/// inputs by name; a name that is missing, or a sweep with an axis this one
+/// lacks (its rows would differ in a setting the plot does not show), is
+/// said in the report and left out.
+std::vector<const Sweep *> sweepsDrawnWith(const Sweep &s, const std::vector<Sweep> &all, std::ostringstream &md) {
+  std::vector<const Sweep *> with;
+  for (const std::string &name : s.reportWith) {
+    auto it = std::find_if(all.begin(), all.end(), [&](const Sweep &o) { return o.name == name; });
+    if (it == all.end()) {
+      md << "*(`" << s.name << "` is drawn with `" << name << "`, which is not among this report's sweep folders: "
+         << "its rows are missing from the plot below.)*\n\n";
+      continue;
+    }
+    std::string extra;
+    for (const std::string &a : it->axes)
+      if (std::find(s.axes.begin(), s.axes.end(), a) == s.axes.end())
+        extra += (extra.empty() ? "" : ", ") + a;
+    if (!extra.empty()) {
+      md << "*(`" << name << "` varies " << extra << ", which `" << s.name << "` does not: its rows are left out.)*\n\n";
+      continue;
+    }
+    with.push_back(&*it);
+  }
+  return with;
+}
+
+/// The accuracy table and plot over this sweep's rows and those of the
+/// sweeps it names in `report_with` (e.g. the same models at other widths),
+/// in the order of each numeric axis (d = 16, 32, 64, 128).
+void combinedAccuracySection(const Sweep &s, const std::vector<Sweep> &all, const fs::path &outDir,
+                             std::ostringstream &md) {
+  std::vector<const Sweep *> with = sweepsDrawnWith(s, all, md);
+  if (with.empty())
+    return;
+  Sweep merged = s;
+  merged.name = s.name + "-combined";
+  merged.title = s.title + ", with ";
+  for (size_t i = 0; i < with.size(); ++i) {
+    merged.title += (i ? ", " : "") + with[i]->name;
+    for (const Row &r : with[i]->results.rows)
+      merged.results.rows.push_back(r);
+  }
+  std::vector<std::string> ordered; // the axes a row is sorted by: numbers other than the rate
+  for (const std::string &a : s.axes)
+    if (a != "train.lr" && a != "model.file")
+      ordered.push_back(a);
+  auto sortKey = [](const Row &r, const std::string &a) { // not a number: last
+    const double v = number(r, a);
+    return std::isnan(v) ? INFINITY : v;
+  };
+  std::stable_sort(merged.results.rows.begin(), merged.results.rows.end(), [&](const Row &x, const Row &y) {
+    for (const std::string &a : ordered) {
+      const double u = sortKey(x, a), v = sortKey(y, a);
+      if (u != v)
+        return u < v;
+    }
+    return false;
+  });
+  md << "### " << merged.title << "\n\n";
+  Grid grid = gridOf(merged);
+  if (!grid.groups.empty())
+    accuracySection(merged, grid, outDir, md);
+}
+
+void reportSweep(const Sweep &s, const std::vector<Sweep> &all, const fs::path &outDir, std::ostringstream &md) {
   md << "## " << s.title << "\n\n";
   if (!s.description.empty())
     md << s.description << "\n\n";
@@ -548,6 +616,8 @@ void reportSweep(const Sweep &s, const fs::path &outDir, std::ostringstream &md)
   if (grid.groups.empty())
     return;
   accuracySection(s, grid, outDir, md);
+  if (!s.reportWith.empty())
+    combinedAccuracySection(s, all, outDir, md);
   // Interventions of each group's best run, script by script.
   std::map<std::string, std::map<std::string, std::vector<Row>>> cells; // script → cell → rows
   std::vector<std::string> scripts;
@@ -593,7 +663,7 @@ support::Status writeReport(const std::vector<std::string> &dirs, const std::str
      << "the value; Attrib@Query ≥ 0.5 is direct retrieval. In brackets: Attrib's 95 % bootstrap interval "
      << "over documents, where the run recorded one.\n\n";
   for (const Sweep &s : sweeps)
-    reportSweep(s, out.parent_path(), md);
+    reportSweep(s, sweeps, out.parent_path(), md);
   writeFileAtomically(out.string(), md.str());
   console << "wrote " << out.string() << " (" << sweeps.size() << (sweeps.size() == 1 ? " sweep" : " sweeps") << "; plots/ and csv/ beside it)\n";
   return support::Status::ok();

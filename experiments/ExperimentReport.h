@@ -5,7 +5,10 @@
 // interventions of the best run of each (Attrib per cell, p(y|o), p(y|c)),
 // a mechanism read off the last layer's block input (induction at the value
 // vs direct retrieval at the query, protocol §6), bar and scatter plots
-// (SVG), and copies of the sweeps' CSVs.
+// (SVG), and copies of the sweeps' CSVs. A sweep whose sweep-meta.toml has
+// report_with = ["other", …] also gets an accuracy table and plot over its
+// rows and those of the named sweeps among the inputs (e.g. the same models
+// at other widths); a named sweep that is missing is said in the report.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MIXC_RUNTIME_EXPERIMENTS_EXPERIMENTREPORT_H

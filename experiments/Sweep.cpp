@@ -57,6 +57,7 @@ struct Spec {
   int64_t interveneSize = 320;
   std::vector<std::pair<std::string, std::string>> slurm; // #SBATCH --key=value, in order
   std::vector<std::string> slurmExtra;                    // #SBATCH lines as written
+  std::vector<std::string> reportWith; // [sweep] report_with: sweeps whose rows the report's accuracy plot adds
 };
 
 struct Cell {
@@ -266,7 +267,7 @@ Spec readSpec(const SweepOptions &o) {
       throw SweepError{where(s.file, k.source()) + ": error: unknown section [" +
                        std::string(k.str()) + "]; valid sections: sweep, grid, scale, interventions, slurm"};
   const toml::table &sweep = tableAt(s.file, root, "sweep");
-  onlyKeys(s.file, sweep, "sweep", {"name", "title", "description", "base", "out", "jobs", "pack"});
+  onlyKeys(s.file, sweep, "sweep", {"name", "title", "description", "base", "out", "jobs", "pack", "report_with"});
   s.name = sweep["name"].value_or(s.file.stem().string());
   s.title = sweep["title"].value_or(s.name);
   s.description = sweep["description"].value_or(std::string());
@@ -275,6 +276,16 @@ Spec readSpec(const SweepOptions &o) {
     if (!jobs->is_integer() || jobs->as_integer()->get() < 1 || jobs->as_integer()->get() > 1024)
       fail(s.file, *jobs, "[sweep] jobs is the number of cells run at once: an integer in [1, 1024]");
     s.jobs = jobs->as_integer()->get();
+  }
+  if (const toml::node *with = sweep.get("report_with")) {
+    const toml::array *names = with->as_array();
+    if (!names || names->empty())
+      fail(s.file, *with, "[sweep] report_with names the sweeps drawn with this one: a list of sweep names");
+    for (const toml::node &n : *names) {
+      if (!n.is_string() || n.as_string()->get().empty() || n.as_string()->get() == s.name)
+        fail(s.file, n, "[sweep] report_with: each entry is another sweep's name ([sweep] name), as a string");
+      s.reportWith.push_back(n.as_string()->get());
+    }
   }
   if (const toml::node *pack = sweep.get("pack")) {
     if (!pack->is_integer() || pack->as_integer()->get() < 1 || pack->as_integer()->get() > 1024)
@@ -777,6 +788,12 @@ std::string metaText(const Spec &s, const SweepOptions &o) {
   for (const Axis &a : s.axes)
     axes.push_back(a.path);
   meta.insert("axes", axes);
+  if (!s.reportWith.empty()) {
+    toml::array with;
+    for (const std::string &name : s.reportWith)
+      with.push_back(name);
+    meta.insert("report_with", with);
+  }
   if (!o.sets.empty()) { // --set: fixed in every cell (each cell.toml has the values)
     toml::array settings;
     for (const std::string &setting : o.sets)

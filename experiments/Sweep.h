@@ -8,7 +8,9 @@
 // cell is never re-run, an interrupted one continues from its checkpoint.
 //
 //   [sweep]   name, title, description, base = "config.toml", out = "dir", jobs,
-//             pack (cells trained as one pack, experiments/Packs.h)
+//             pack (cells trained as one pack, experiments/Packs.h),
+//             report_with = ["other sweep", …] (`mixc report` draws their
+//             rows in this sweep's accuracy plot too, e.g. other widths)
 //   [grid]    "path" = [values…] (an axis) or a single value (fixed)
 //   [scale.NAME]   the same, replacing [grid] entries under --scale NAME
 //   [interventions] scripts = ["x.rw", …], size = 320
