@@ -55,7 +55,7 @@ at::Tensor cellLogits(const rt::Model &model, DocumentChunk &k, const std::vecto
   return model.forward(at::cat(blocks, 0), o).squeeze(1).view({n + 2, k.m, -1});
 }
 
-std::string fmt(double x) { return support::format("%.4f", x); }
+std::string fourDigits(double x) { return support::format("%.4f", x); }
 } // namespace
 
 namespace {
@@ -236,8 +236,8 @@ void printAlign(std::ostream &out, const graph::Graph &g, const InterveneSpec &s
   for (size_t c = 0; c < results.size(); ++c) {
     const AlignResult &r = results[c];
     out << support::format("%-40s %5lld %8s %9s %8s %8s %9.1e\n", spec.cells[c].label.c_str(),
-                           static_cast<long long>(r.k), fmt(r.iia).c_str(), fmt(r.iiaChannels).c_str(),
-                           fmt(r.iiaPatch).c_str(), fmt(r.trainLoss).c_str(), r.orthogonality);
+                           static_cast<long long>(r.k), fourDigits(r.iia).c_str(), fourDigits(r.iiaChannels).c_str(),
+                           fourDigits(r.iiaPatch).c_str(), fourDigits(r.trainLoss).c_str(), r.orthogonality);
   }
 }
 } // namespace

@@ -49,7 +49,7 @@ std::vector<double> ranks(const std::vector<double> &v) {
   return r;
 }
 
-std::string fmt(double x) { return std::isnan(x) ? "" : support::format("%.6f", x); }
+std::string csvNumber(double x) { return std::isnan(x) ? "" : support::format("%.6f", x); }
 } // namespace
 
 double spearman(const std::vector<double> &x, const std::vector<double> &y) { return pearson(ranks(x), ranks(y)); }
@@ -214,8 +214,8 @@ void printAgreement(const InterveneSpec &spec, const std::vector<Attribution> &r
   });
   out << "worst estimated:";
   for (int64_t k = 0; k < std::min<int64_t>(3, static_cast<int64_t>(worst.size())); ++k)
-    out << (k ? "; " : " ") << spec.cells[worst[k]].label << " (" << fmt(results[worst[k]].estimate) << " vs "
-        << fmt(results[worst[k]].exact) << ")";
+    out << (k ? "; " : " ") << spec.cells[worst[k]].label << " (" << csvNumber(results[worst[k]].estimate) << " vs "
+        << csvNumber(results[worst[k]].exact) << ")";
   out << "\n";
 }
 
@@ -233,10 +233,10 @@ void writeAttribution(const fs::path &folder, const graph::Graph &g, const Inter
   out << support::format("%-44s %10s %10s\n", "cell", "estimate", check ? "exact" : "");
   for (size_t c = 0; c < results.size(); ++c) {
     const Attribution &a = results[c];
-    csv << c << ",\"" << spec.cells[c].label << "\"," << (a.kept ? fmt(a.estimate) : "") << ","
-        << (a.checked ? fmt(a.exact) : "") << "," << (a.kept ? 1 : 0) << "," << spec.readout << "\n";
-    out << support::format("%-44s %10s %10s\n", spec.cells[c].label.c_str(), a.kept ? fmt(a.estimate).c_str() : "n/a",
-                           a.checked ? fmt(a.exact).c_str() : "");
+    csv << c << ",\"" << spec.cells[c].label << "\"," << (a.kept ? csvNumber(a.estimate) : "") << ","
+        << (a.checked ? csvNumber(a.exact) : "") << "," << (a.kept ? 1 : 0) << "," << spec.readout << "\n";
+    out << support::format("%-44s %10s %10s\n", spec.cells[c].label.c_str(), a.kept ? csvNumber(a.estimate).c_str() : "n/a",
+                           a.checked ? csvNumber(a.exact).c_str() : "");
   }
   train::writeFileAtomically((folder / "attribution.csv").string(), csv.str());
   std::vector<CellResult> shown(results.size());

@@ -132,7 +132,7 @@ std::string checkPairs(const DocumentChunk &pairs, const rt::Model &model) {
 
 namespace {
 
-std::string fmt(double x) {
+std::string sixDigits(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6f", x);
   return buf;
@@ -155,9 +155,9 @@ void writePerExample(const std::string &path, const std::string &readout, const 
     csv << ",c" << c;
   csv << "\n";
   for (size_t i = 0; i < clean.size(); ++i) {
-    csv << i << "," << fmt(clean[i]) << "," << fmt(corrupt[i]);
+    csv << i << "," << sixDigits(clean[i]) << "," << sixDigits(corrupt[i]);
     for (const std::vector<double> &cell : patched)
-      csv << "," << fmt(cell[i]);
+      csv << "," << sixDigits(cell[i]);
     csv << "\n";
   }
   train::writeFileAtomically(path, csv.str());
@@ -183,7 +183,7 @@ void writeOneHeatmap(const std::string &path, const InterveneSpec &spec, const s
     const size_t i = std::find(rows.begin(), rows.end(), spec.cells[k].coords[0].second) - rows.begin();
     const size_t j = std::find(cols.begin(), cols.end(), spec.cells[k].coords[1].second) - cols.begin();
     const std::string hover = res[k].interval.valid // shown on hover
-                                  ? "95% interval [" + fmt(res[k].interval.lo) + ", " + fmt(res[k].interval.hi) + "]"
+                                  ? "95% interval [" + sixDigits(res[k].interval.lo) + ", " + sixDigits(res[k].interval.hi) + "]"
                                   : "";
     h.cells.push_back({i, j, res[k].attrib, res[k].kept, hover});
   }
@@ -480,13 +480,13 @@ std::string attribCsv(const InterveneSpec &spec, const std::vector<CellResult> &
     csv << c << ",\"" << spec.cells[c].label << "\"";
     for (size_t k = 0; k < coordNames.size(); ++k)
       csv << "," << (k < spec.cells[c].coords.size() ? spec.cells[c].coords[k].second : "");
-    csv << "," << fmt(r.pClean) << "," << fmt(r.pCorrupt) << "," << fmt(r.pPatched) << "," << fmt(r.attrib) << ","
+    csv << "," << sixDigits(r.pClean) << "," << sixDigits(r.pCorrupt) << "," << sixDigits(r.pPatched) << "," << sixDigits(r.attrib) << ","
         << (r.kept ? 1 : 0) << ",";
     if (r.interval.valid) // else empty fields
-      csv << fmt(r.interval.lo) << "," << fmt(r.interval.hi);
+      csv << sixDigits(r.interval.lo) << "," << sixDigits(r.interval.hi);
     else
       csv << ",";
-    csv << "," << spec.readout << "," << fmt(r.rClean) << "," << fmt(r.rCorrupt) << "," << fmt(r.rPatched) << "\n";
+    csv << "," << spec.readout << "," << sixDigits(r.rClean) << "," << sixDigits(r.rCorrupt) << "," << sixDigits(r.rPatched) << "\n";
   }
   return csv.str();
 }

@@ -57,19 +57,19 @@ Dataset generate(const ARConfig &c, int64_t n, std::mt19937_64 &rng) {
   return d;
 }
 
-constexpr char kMagic[8] = {'m', 'i', 'x', 'c', 'A', 'R', '0', '2'};
+constexpr char kArCacheMagic[8] = {'m', 'i', 'x', 'c', 'A', 'R', '0', '2'};
 } // namespace
 
 TaskData makeAR(const ARConfig &c, const std::string &cacheDir) {
   std::string file = cacheDir.empty() ? "" : cacheDir + "/" + c.key() + ".bin";
   TaskData data;
-  if (!file.empty() && loadCache(file, kMagic, c.trainSize, c.testSize, c.vocabSize(), data))
+  if (!file.empty() && loadCache(file, kArCacheMagic, c.trainSize, c.testSize, c.vocabSize(), data))
     return data;
   std::mt19937_64 rng(c.seed);
   data.train = generate(c, c.trainSize, rng);
   data.test = generate(c, c.testSize, rng);
   if (!file.empty())
-    saveCache(file, kMagic, data);
+    saveCache(file, kArCacheMagic, data);
   return data;
 }
 

@@ -209,19 +209,19 @@ Dataset sampleDocuments(PCFG &pcfg, const ATRConfig &c, int64_t n, bool test) {
 }
 
 namespace {
-constexpr char kMagic[8] = {'m', 'i', 'x', 'c', 'A', 'T', 'R', '1'};
+constexpr char kAtrCacheMagic[8] = {'m', 'i', 'x', 'c', 'A', 'T', 'R', '1'};
 }
 
 TaskData makeATR(const ATRConfig &c, const std::string &cacheDir) {
   std::string file = cacheDir.empty() ? "" : cacheDir + "/" + c.key() + ".bin";
   TaskData data;
-  if (!file.empty() && loadCache(file, kMagic, c.trainSize, c.testSize, c.vocabSize(), data))
+  if (!file.empty() && loadCache(file, kAtrCacheMagic, c.trainSize, c.testSize, c.vocabSize(), data))
     return data;
   PCFG pcfg(c);
   data.train = sampleDocuments(pcfg, c, c.trainSize, false);
   data.test = sampleDocuments(pcfg, c, c.testSize, c.heldOut > 0);
   if (!file.empty())
-    saveCache(file, kMagic, data);
+    saveCache(file, kAtrCacheMagic, data);
   return data;
 }
 

@@ -8,6 +8,11 @@ using namespace mlir;
 
 namespace mix::codegen {
 
+void replaceAll(std::string &s, const std::string &from, const std::string &to) {
+  for (size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size())
+    s.replace(p, from.size(), to);
+}
+
 std::string floatLiteral(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.9g", v);
@@ -48,11 +53,6 @@ std::string indexExpr(const Shape &out, Shape s, const std::string &j = "j") {
     inStride *= s[k];
   }
   return expr;
-}
-
-void replaceAll(std::string &s, const std::string &from, const std::string &to) {
-  for (size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size())
-    s.replace(p, from.size(), to);
 }
 
 /// Writes the per-row op's body over each group of the last dim m.

@@ -27,6 +27,9 @@ struct ValueNames {
 /// `v` as a C++ float literal ("0.5f", "1.0f").
 std::string floatLiteral(double v);
 
+/// `s` with every `from` replaced by `to` (code templates' placeholders).
+void replaceAll(std::string &s, const std::string &from, const std::string &to);
+
 /// An op's eps: as set, else its ODS default (MixOps.td, the one home).
 double epsOf(mlir::Operation &op);
 

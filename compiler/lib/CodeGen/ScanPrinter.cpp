@@ -30,11 +30,6 @@ namespace mix::codegen {
 namespace {
 std::string str(int64_t v) { return std::to_string(v); }
 
-void replaceAll(std::string &s, const std::string &from, const std::string &to) {
-  for (size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size())
-    s.replace(at, from.size(), to);
-}
-
 class ScanPrinter {
 public:
   ScanPrinter(ScanPlan &plan, std::string sym, bool cuda) : p(plan), sym(std::move(sym)), cuda(cuda) {}
