@@ -157,6 +157,15 @@ struct Sweep {
   Table results, attrib;
 };
 
+/// A list of strings in sweep-meta.toml (none when the key is absent).
+std::vector<std::string> strings(const toml::table &meta, const char *key) {
+  std::vector<std::string> out;
+  if (const toml::array *a = meta[key].as_array())
+    for (const toml::node &n : *a)
+      out.push_back(n.value_or(std::string()));
+  return out;
+}
+
 bool readSweep(const fs::path &dir, Sweep &s, std::string &error) {
   s.dir = dir;
   toml::table meta;
@@ -170,12 +179,8 @@ bool readSweep(const fs::path &dir, Sweep &s, std::string &error) {
   s.title = meta["title"].value_or(s.name);
   s.description = meta["description"].value_or(std::string());
   s.scale = meta["scale"].value_or(std::string());
-  if (const toml::array *a = meta["axes"].as_array())
-    for (const toml::node &n : *a)
-      s.axes.push_back(n.value_or(std::string()));
-  if (const toml::array *a = meta["report_with"].as_array())
-    for (const toml::node &n : *a)
-      s.reportWith.push_back(n.value_or(std::string()));
+  s.axes = strings(meta, "axes");
+  s.reportWith = strings(meta, "report_with");
   s.results = readCsv((dir / "results.csv").string());
   s.attrib = readCsv((dir / "attrib.csv").string());
   return true;
@@ -249,15 +254,24 @@ std::string axesTitle(const std::vector<std::string> &axes) {
   return t;
 }
 
+/// The axes other than the model and the rate (the settings a model is
+/// compared across, e.g. the width), in the sweep's order.
+std::vector<std::string> settingAxes(const std::vector<std::string> &axes) {
+  std::vector<std::string> out;
+  for (const std::string &a : axes)
+    if (a != "train.lr" && a != "model.file")
+      out.push_back(a);
+  return out;
+}
+
 Grid gridOf(const Sweep &s) {
   Grid grid;
   std::vector<std::string> &groupAxes = grid.groupAxes;
   for (const std::string &a : s.axes)
     if (a == "model.file")
       groupAxes.push_back(a);
-  for (const std::string &a : s.axes)
-    if (a != "train.lr" && a != "model.file")
-      groupAxes.push_back(a);
+  for (const std::string &a : settingAxes(s.axes))
+    groupAxes.push_back(a);
   grid.hasLr = std::find(s.axes.begin(), s.axes.end(), "train.lr") != s.axes.end();
   for (const Row &r : s.results.rows) {
     grid.wall += number(r, "wall_s", 0);
@@ -584,10 +598,7 @@ void combinedAccuracySection(const Sweep &s, const std::vector<Sweep> &all, cons
     for (const Row &r : with[i]->results.rows)
       merged.results.rows.push_back(r);
   }
-  std::vector<std::string> ordered; // the axes a row is sorted by: numbers other than the rate
-  for (const std::string &a : s.axes)
-    if (a != "train.lr" && a != "model.file")
-      ordered.push_back(a);
+  const std::vector<std::string> ordered = settingAxes(s.axes); // what a row is sorted by
   auto sortKey = [](const Row &r, const std::string &a) { // not a number: last
     const double v = number(r, a);
     return std::isnan(v) ? INFINITY : v;

@@ -788,18 +788,15 @@ std::string metaText(const Spec &s, const SweepOptions &o) {
   for (const Axis &a : s.axes)
     axes.push_back(a.path);
   meta.insert("axes", axes);
-  if (!s.reportWith.empty()) {
-    toml::array with;
-    for (const std::string &name : s.reportWith)
-      with.push_back(name);
-    meta.insert("report_with", with);
-  }
-  if (!o.sets.empty()) { // --set: fixed in every cell (each cell.toml has the values)
-    toml::array settings;
-    for (const std::string &setting : o.sets)
-      settings.push_back(setting);
-    meta.insert("settings", settings);
-  }
+  auto insertList = [&meta](const char *key, const std::vector<std::string> &values) {
+    toml::array list;
+    for (const std::string &v : values)
+      list.push_back(v);
+    if (!values.empty())
+      meta.insert(key, list);
+  };
+  insertList("report_with", s.reportWith);
+  insertList("settings", o.sets); // --set: fixed in every cell (each cell.toml has the values)
   std::ostringstream metaText;
   metaText << meta << "\n";
   return metaText.str();
