@@ -4,6 +4,7 @@
 #include "support/Plot.h"
 #include "support/OutputGuard.h"
 
+#include <sys/stat.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -26,6 +27,24 @@ using Row = std::map<std::string, std::string>;
 using support::barChart;
 using support::Point;
 using support::scatterPlot;
+
+/// A relative link's target as markdown reads it: every byte but letters,
+/// digits, '/', '.', '-', '_' and '~' percent-encoded (a sweep named "AR
+/// small" gives plots/AR%20small-box.svg, not a broken image).
+std::string urlPath(const std::string &path) {
+  static const char *hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
 
 double number(const Row &r, const std::string &k, double fallback = NAN) {
   auto it = r.find(k);
@@ -217,9 +236,9 @@ void copyLearningCurves(const Sweep &s, const fs::path &outDir, std::ostringstre
         "cell's table, where its run logged one, holds the train loss and accuracy every log_every steps):";
   for (size_t i = 0; i < linked.size(); ++i) {
     const auto &[c, plot] = linked[i];
-    md << (i ? "," : "") << " " << c << " ([csv](csv/metrics/" << s.name << "/" << c << ".csv)";
+    md << (i ? "," : "") << " " << c << " ([csv](" << urlPath("csv/metrics/" + s.name + "/" + c + ".csv") << ")";
     if (plot)
-      md << ", [plot](plots/curves/" << s.name << "/" << c << ".svg)";
+      md << ", [plot](" << urlPath("plots/curves/" + s.name + "/" + c + ".svg") << ")";
     md << ")";
   }
   md << ".\n\n";
@@ -393,7 +412,7 @@ void accuracySection(const Sweep &s, Grid &grid, const fs::path &outDir, std::os
     bars.categories = groups, bars.series = {"accuracy"}, bars.values = {accs};
     writeFileAtomically((outDir / "plots" / accPlot).string(), barChart(bars));
   }
-  md << "![accuracy](plots/" << accPlot << ")\n\n";
+  md << "![accuracy](" << urlPath("plots/" + accPlot) << ")\n\n";
 
 }
 
@@ -424,7 +443,7 @@ void boxPlot(const Sweep &s, const Grid &grid, std::map<std::string, std::vector
   box.yLabel = "Attrib", box.xLabel = axesTitle(grid.groupAxes) + " (each box: its learning rates)";
   box.categories = grid.groups;
   writeFileAtomically((outDir / "plots" / (base + "-box.svg")).string(), boxChart(box));
-  md << "![Attrib per setting](plots/" << base << "-box.svg) (" << runs << " runs)\n\n";
+  md << "![Attrib per setting](" << urlPath("plots/" + base + "-box.svg") << ") (" << runs << " runs)\n\n";
 }
 
 /// A script swept over `offset` (positions after the corrupted key, e.g.
@@ -472,7 +491,7 @@ void offsetPlots(const Sweep &s, const Grid &grid, const std::string &sc,
     for (char ch : panel)
       file += std::isalnum(static_cast<unsigned char>(ch)) || ch == '=' ? ch : '_';
     writeFileAtomically((outDir / "plots" / (file + ".svg")).string(), support::lineChart(c));
-    md << "![" << mdCell(panel) << "](plots/" << file << ".svg) ";
+    md << "![" << mdCell(panel) << "](" << urlPath("plots/" + file + ".svg") << ") ";
   }
   md << "\n\n";
 }
@@ -549,8 +568,9 @@ void interventionSection(const Sweep &s, Grid &grid, const std::string &sc,
     writeFileAtomically((outDir / "plots" / (base + "-query-vs-key.svg")).string(),
               scatterPlot(s.title + ": Attrib@Query vs Attrib@Key (layer " + layer + ")",
                           "Attrib@Query", "Attrib@Key", scatterQK));
-    md << "![Attrib](plots/" << base << "-attrib.svg) ![value vs query](plots/" << base
-       << "-value-vs-query.svg) ![query vs key](plots/" << base << "-query-vs-key.svg)\n\n";
+    md << "![Attrib](" << urlPath("plots/" + base + "-attrib.svg") << ") ![value vs query]("
+       << urlPath("plots/" + base + "-value-vs-query.svg") << ") ![query vs key]("
+       << urlPath("plots/" + base + "-query-vs-key.svg") << ")\n\n";
     boxPlot(s, grid, cellsOfScript, base, outDir, md);
   }
   offsetPlots(s, grid, sc, cellsOfScript, outDir, md);
@@ -647,8 +667,23 @@ void reportSweep(const Sweep &s, const std::vector<Sweep> &all, const fs::path &
       fs::create_directories(outDir / "csv");
       fs::copy_file(s.dir / f, outDir / "csv" / (s.name + "-" + f), fs::copy_options::overwrite_existing);
     }
-  md << "Tables: [`csv/" << s.name << "-results.csv`](csv/" << s.name << "-results.csv), [`csv/"
-     << s.name << "-attrib.csv`](csv/" << s.name << "-attrib.csv).\n\n";
+  md << "Tables: [`csv/" << s.name << "-results.csv`](" << urlPath("csv/" + s.name + "-results.csv") << "), [`csv/"
+     << s.name << "-attrib.csv`](" << urlPath("csv/" + s.name + "-attrib.csv") << ").\n\n";
+}
+
+/// Why `outFile` cannot be a report, or "": the report writes plots/ and
+/// csv/ beside its file, so it must be a file in a folder of the user's
+/// (not a device, a FIFO or a folder: `-o /dev/null` would write into /dev).
+std::string reportTargetProblem(const std::string &outFile) {
+  struct stat st {};
+  if (::stat(outFile.c_str(), &st) != 0 || S_ISREG(st.st_mode))
+    return "";
+  if (S_ISDIR(st.st_mode))
+    return "the report's -o " + outFile + " is a folder; give a file in it (e.g. " +
+           (fs::path(outFile) / "report.md").string() + ")";
+  return "the report's -o " + outFile +
+         " is not a regular file (a device or a pipe), and the report writes plots/ and csv/ beside it; "
+         "give a file path such as out/report.md";
 }
 } // namespace
 
@@ -656,12 +691,21 @@ support::Status writeReport(const std::vector<std::string> &dirs, const std::str
                             const std::string &title, std::ostream &console) {
   if (std::string why = support::outputClash(outFile, dirs); !why.empty())
     return support::Status::failed(why);
+  if (std::string why = reportTargetProblem(outFile); !why.empty())
+    return support::Status::failed(why);
   std::vector<Sweep> sweeps;
   for (const std::string &d : dirs) {
     Sweep s;
     std::string error;
     if (!readSweep(d, s, error))
       return support::Status::failed(error);
+    // The sweep's name names its plots and tables: two alike would share files.
+    for (const Sweep &earlier : sweeps)
+      if (earlier.name == s.name)
+        return support::Status::failed("the sweep folders " + earlier.dir.string() + " and " + d +
+                                       " are both named '" + s.name +
+                                       "' ([sweep] name): their plots and tables would replace each other; "
+                                       "report them separately (-o in two folders) or rename one");
     sweeps.push_back(std::move(s));
   }
   fs::path out = fs::absolute(outFile);

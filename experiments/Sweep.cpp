@@ -119,14 +119,17 @@ std::string display(const toml::node &v) {
 /// key's last part followed by the value ("d64", "lr0.001").
 std::string nameComponent(const std::string &path, const toml::node &v) {
   std::string key = path.substr(path.rfind('.') + 1), value = display(v);
-  if (key == "file")
-    return fs::path(value).stem().string();
+  const std::string raw = key == "file" ? fs::path(value).stem().string() : key + value;
   std::string out;
-  for (char c : key + value) {
-    if (c == '+') // 1e+06 is "1e06": as '-' it would read 1e-06, a millionth
+  for (char c : raw) {
+    if (c == '+' && key != "file") // 1e+06 is "1e06": as '-' it would read 1e-06, a millionth
       continue;
     out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '-';
   }
+  // A folder name, never "." or ".." (a stem of "...mix" would put the run in
+  // the sweep's parent) nor hidden; a comma is gone above (--cell a,b is a pack).
+  if (out.empty() || out.front() == '.')
+    out.insert(out.begin(), '-');
   return out;
 }
 
@@ -252,6 +255,23 @@ void readSlurm(const fs::path &file, const toml::table &t, Spec &s) {
   }
 }
 
+/// Why `name` cannot name a sweep, or "": it names the report's files
+/// (csv/NAME-results.csv, plots/NAME-*.svg), the SLURM job and its lines,
+/// so it is a plain file name: letters, digits, ' ', '.', '-', '_', not
+/// starting with '.' or ' ', at most 100 characters.
+std::string sweepNameProblem(const std::string &name) {
+  if (name.empty() || name.size() > 100)
+    return "must have 1 to 100 characters";
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != ' ' && c != '.' && c != '-' && c != '_')
+      return std::string("holds '") + (c == '\n' ? "\\n" : std::string(1, c)) +
+             "': a sweep's name names its report files and SLURM job, so it may hold letters, digits, ' ', '.', "
+             "'-' and '_' only";
+  if (name.front() == '.' || name.front() == ' ')
+    return "starts with '" + std::string(1, name.front()) + "': a sweep's name names its report files";
+  return "";
+}
+
 Spec readSpec(const SweepOptions &o) {
   Spec s;
   s.file = o.file;
@@ -269,6 +289,12 @@ Spec readSpec(const SweepOptions &o) {
   const toml::table &sweep = tableAt(s.file, root, "sweep");
   onlyKeys(s.file, sweep, "sweep", {"name", "title", "description", "base", "out", "jobs", "pack", "report_with"});
   s.name = sweep["name"].value_or(s.file.stem().string());
+  if (std::string why = sweepNameProblem(s.name); !why.empty()) {
+    if (const toml::node *n = sweep.get("name"))
+      fail(s.file, *n, "[sweep] name '" + s.name + "' " + why);
+    throw SweepError{s.file.string() + ": error: the sweep has no [sweep] name, and its file's name '" + s.name +
+                     "' " + why + "; give [sweep] name"};
+  }
   s.title = sweep["title"].value_or(s.name);
   s.description = sweep["description"].value_or(std::string());
   if (const toml::node *jobs = sweep.get("jobs")) {

@@ -192,7 +192,8 @@ struct PyModel {
 
   /// The model's tensors as `mixc export` writes them (what --init-from reads).
   void saveWeights(const std::string &path) const {
-    if (mixc::support::Status s = mixc::train::saveWeights(get(), path, {{"source", source}}); !s.isOk())
+    if (mixc::support::Status s = mixc::train::saveWeights(get(), path, {{"source", source}}, {source});
+        !s.isOk())
       throw std::runtime_error("mixc: " + s.message());
   }
 };

@@ -5,7 +5,11 @@
 // temporary named by the writer's pid in the same folder, checked, fsynced,
 // renamed over the target, and the folder fsynced. A reader sees the old
 // file or the new one; a crash leaves the old one; two writers never share
-// a temporary.
+// a temporary. Only a regular file is ever renamed over: a symlink is
+// followed (the link stays, what it names is written), a character device
+// or FIFO (`/dev/stdout`, `/dev/null`, a pipe) is written in place, and a
+// block device or socket is refused. The temporaries that a writer killed
+// mid-write left beside the same target are removed by the next write.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MIXC_SUPPORT_ATOMICWRITE_H

@@ -502,6 +502,42 @@ def test_state_dict_round_trips_through_init_from(run, tmp_path):
     assert not torch.allclose(exported["wte"], mixc.load(run).state_dict()["wte"], atol=1e-3)
 
 
+def test_outputs_never_replace_inputs_or_runs(run, tmp_path):
+    """save_weights and intervene(out=) go through the library's output
+    guard, as the CLI does (issue 56 class 2): onto the run's checkpoint, the
+    .mix the model came from, a sweep folder or a user's own table, each is
+    refused before anything is written, and the file stays as it was."""
+    checkpoint = os.path.join(run, "checkpoint.pt")
+    before = open(checkpoint, "rb").read()
+    m = mixc.load(run)
+    with pytest.raises(RuntimeError, match=r"checkpoint.pt would replace checkpoint.pt in the input folder"):
+        m.save_weights(checkpoint)
+    assert open(checkpoint, "rb").read() == before
+    source = tmp_path / "m.mix"
+    source.write_text(open(stdlib("based")).read())
+    c = mixc.compile(str(source), include=[ROOT], d=16, vocab=20)
+    with pytest.raises(RuntimeError, match=r"m.mix is the input .*m.mix; writing it would destroy it"):
+        c.save_weights(source)
+    assert source.read_text() == open(stdlib("based")).read()
+    with pytest.raises(RuntimeError, match=r"NUL"):
+        c.save_weights(str(tmp_path / "a\0b"))
+    assert not (tmp_path / "a").exists()
+    script = os.path.join(ROOT, "examples", "interventions", "block-inputs.rw")
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "sweep-meta.toml").write_text("name = 's'\n")
+    (sweep / "attrib.csv").write_text("every cell's rows\n")
+    with pytest.raises(RuntimeError, match=r"is a run, sweep or bundle folder \(it holds sweep-meta.toml\)"):
+        mixc.intervene(run, script, size=8, out=sweep)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "attrib.csv").write_text("my own table\n")
+    with pytest.raises(RuntimeError, match=r"holds files that are not mixc's \(attrib.csv, ...\)"):
+        mixc.intervene(run, script, size=8, out=mine)
+    assert (sweep / "attrib.csv").read_text() == "every cell's rows\n"
+    assert (mine / "attrib.csv").read_text() == "my own table\n"
+
+
 def test_intervene_matches_the_cli(run, tmp_path):
     script = os.path.join(ROOT, "examples", "interventions", "block-inputs.rw")
     table = mixc.intervene(run, script, size=64, out=tmp_path / "py")

@@ -28,6 +28,14 @@ struct TaskConfig {
   }
 };
 
+/// What of `asked` makes it another task than the one a model was `trained`
+/// on ("" when nothing): the task's name; AR's num_kv (which tokens are
+/// keys and which values); ATR's grammar (its terminals, nonterminals, rule
+/// shapes and seed: the seed draws the grammar). An evaluation may change
+/// the rest (AR's seed and num_pairs, ATR's depth, lengths and held-out
+/// split, the set sizes): the same task, other documents.
+std::string identityChange(const TaskConfig &trained, const TaskConfig &asked);
+
 /// The train and test sets (from `cacheDir` when it holds them). Throws
 /// TaskError when the config admits no document or a signal stops it.
 TaskData makeTask(const TaskConfig &config, const std::string &cacheDir);

@@ -356,7 +356,8 @@ support::Status trainPack(const std::vector<TrainConfig> &configs, const graph::
   Loop loop{pack, members, data.train, data.test, stepCount(c0, data.train)};
   const int64_t total = loop.count.total;
   io.log << "training " << K << " runs of " << g.model << " as one pack (" << graph::parameterCount(g)
-         << " parameters each) on " << c0.task.title() << ": " << total << " steps, libtorch back end on "
+         << " parameters each) on " << c0.task.title() << ": " << total << " steps, "
+         << (opts.kernels ? "generated" : "libtorch") << " back end on "
          << pack.model->device().str() << "\n";
   std::vector<size_t> fresh;
   for (size_t k = 0; k < members.size(); ++k)
@@ -409,7 +410,7 @@ support::Status trainPack(const std::vector<TrainConfig> &configs, const graph::
       failures += (failures.empty() ? "" : "; ") + m.failed;
       continue;
     }
-    finishRun(*m.c, g, RunOptions{}, m.rows.back(), m.step, total, m.stopped, elapsed, io.out);
+    finishRun(*m.c, g, opts, m.rows.back(), m.step, total, m.stopped, elapsed, io.out); // its back end: the pack's
   }
   return failures.empty() ? Status::ok() : Status::failed(failures);
 }

@@ -2,6 +2,7 @@
 #include "runtime/train/Report.h"
 #include "support/Plot.h"
 #include "support/AtomicWrite.h"
+#include "support/OutputGuard.h"
 #include "support/TextFile.h"
 #include "support/Ticks.h"
 
@@ -65,22 +66,68 @@ void writeFileAtomically(const std::string &path, const std::string &text) {
     throw std::runtime_error(error);
 }
 
+namespace {
+namespace fs = std::filesystem;
+
+/// The analysis folders' mark: the script whose tables the folder holds.
+constexpr const char *kAnalysisMark = "script.txt";
+
+/// Whether `dir` is where an analysis of a run writes by default
+/// (`RUN/interventions/NAME`, ...: inside a run folder's analysis folder), so
+/// mixc's own, whatever it holds.
+bool insideARun(const fs::path &dir) {
+  std::error_code ec;
+  const fs::path abs = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  const fs::path run = abs.parent_path().parent_path();
+  const std::string kind = abs.parent_path().filename().string();
+  return (kind == "interventions" || kind == "attribution" || kind == "align") &&
+         (fs::exists(run / "checkpoint.pt", ec) || fs::exists(run / "result.toml", ec));
+}
+
+/// Why an analysis must not write into the folder the user named with
+/// --out, or "": a run or sweep folder (its attrib.csv holds every cell's
+/// rows, which `mixc report` reads), or a folder of files an analysis did
+/// not write (a user's own attrib.csv).
+std::string outFolderProblem(const fs::path &dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec) || insideARun(dir))
+    return "";
+  for (const char *mark : {"sweep-meta.toml", "checkpoint.pt", "result.toml", "cell.toml", ".lock", "mixc-bundle"})
+    if (fs::exists(dir / mark, ec))
+      return "--out " + dir.string() + " is a run, sweep or bundle folder (it holds " + mark +
+             "), and the analysis' tables would replace its own; give --out a folder of its own";
+  return support::foreignFolder(dir.string(), {kAnalysisMark}, "an analysis folder");
+}
+
+/// The script's path as recorded in the mark (resolved, so that two
+/// spellings of one file are one script).
+std::string recordedScript(const std::string &script, const std::string &scriptless) {
+  if (script.empty())
+    return "(" + scriptless + ", no script)";
+  std::error_code ec;
+  std::string path = fs::weakly_canonical(script, ec).string();
+  return ec ? script : path;
+}
+} // namespace
+
 bool analysisFolder(const std::string &checkpoint, const std::string &kind, const std::string &outDir,
                     const std::string &script, std::string &folder, std::string &error,
                     const std::string &scriptless) {
-  namespace fs = std::filesystem;
   std::string stem = script.empty() ? scriptless : fs::path(script).stem().string();
   folder = outDir.empty() ? (fs::path(checkpoint).parent_path() / kind / stem).string() : outDir;
+  if (!outDir.empty())
+    if (error = outFolderProblem(outDir); !error.empty())
+      return false;
   if (!support::makeFolder(folder, error))
     return false;
   support::removeStaleTemporaries(folder);
-  if (!outDir.empty() || script.empty())
-    return true; // the user named the folder, or it is the script-less one
+  const std::string path = recordedScript(script, scriptless);
+  fs::path mark = fs::path(folder) / kAnalysisMark;
+  if (outDir.empty() && script.empty())
+    return true; // the script-less one: one per run
   std::error_code ec;
-  std::string path = fs::weakly_canonical(script, ec).string();
-  if (ec)
-    path = script;
-  fs::path mark = fs::path(folder) / "script.txt";
+  if (!outDir.empty()) // the user's folder, marked as an analysis' for the next --out
+    return fs::exists(mark, ec) || support::writeFileAtomically(mark.string(), path + "\n", error);
   std::string recorded;
   if (fs::exists(mark) && support::readWholeFile(mark.string(), recorded, error)) {
     while (!recorded.empty() && recorded.back() == '\n')

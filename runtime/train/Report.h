@@ -63,6 +63,10 @@ void writeFileAtomically(const std::string &path, const std::string &text);
 /// temporaries of a writer killed there mid-write removed. The default
 /// folder records its script's path (script.txt) and refuses another script
 /// of the same file name, whose tables would silently replace the first's.
+/// A folder named by `outDir` is refused when it is a run, sweep or bundle
+/// folder, or holds files but no analysis' mark (script.txt, written there
+/// on first use); an analysis folder inside a run (what a sweep names) is
+/// always mixc's.
 /// False with `error` (the path and the OS's reason, or both scripts).
 bool analysisFolder(const std::string &checkpoint, const std::string &kind, const std::string &outDir,
                     const std::string &script, std::string &folder, std::string &error,

@@ -509,8 +509,8 @@ support::Status timeSteps(const TrainConfig &c, const graph::Graph &g, const Run
 
 namespace {
 /// The checkpoint's config with `settings` applied to what an evaluation
-/// may change; false with `error` for any other key, or a task whose
-/// vocabulary the model does not have.
+/// may change; false with `error` for any other key, or for another task
+/// (tasks::identityChange: another vocabulary layout or grammar).
 bool evaluationConfig(const Restored &r, const std::vector<std::string> &settings, TrainConfig &c,
                       std::string &error) {
   c = r.config;
@@ -526,10 +526,10 @@ bool evaluationConfig(const Restored &r, const std::vector<std::string> &setting
   }
   if (!parseConfig(r.meta.configText, r.path + ":config", ".", ".", c, error, settings))
     return false;
-  if (c.task.vocabSize() > r.config.task.vocabSize()) {
-    error = "eval --set: the task's vocabulary (" + std::to_string(c.task.vocabSize()) +
-            " tokens) is larger than the one the model was trained on (" +
-            std::to_string(r.config.task.vocabSize()) + ")";
+  if (std::string other = tasks::identityChange(r.config.task, c.task); !other.empty()) {
+    error = "eval --set changes the task the model was trained on: " + other +
+            "; an accuracy on another task's tokens means nothing (an evaluation may change the documents: "
+            "AR's seed and num_pairs, ATR's max_depth, max_string_len and held_out, the set sizes)";
     return false;
   }
   return true;

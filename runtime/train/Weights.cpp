@@ -20,7 +20,10 @@ support::StoredTensor storedF32(const std::string &name, const at::Tensor &tenso
 }
 
 support::Status saveWeights(const rt::Model &model, const std::string &path,
-                            const std::map<std::string, std::string> &metadata) {
+                            const std::map<std::string, std::string> &metadata,
+                            const std::vector<std::string> &inputs) {
+  if (std::string why = support::outputClash(path, inputs); !why.empty())
+    return support::Status::failed(why);
   std::vector<support::StoredTensor> stored;
   for (const auto &[name, tensor] : model.tensors())
     stored.push_back(storedF32(name, tensor));
@@ -74,7 +77,7 @@ support::Status loadWeights(rt::Model &model, const std::string &path) {
 
 support::Status exportRun(const std::string &where, const std::string &path, std::ostream &out) {
   if (std::string why = support::outputClash(path, {where}); !why.empty())
-    return support::Status::failed(why);
+    return support::Status::failed(why); // before restoring: the check costs nothing
   Restored r;
   std::string error;
   if (!restore(where, nullptr, r, error))
@@ -82,7 +85,7 @@ support::Status exportRun(const std::string &where, const std::string &path, std
   std::map<std::string, std::string> metadata = {
       {"format", "mixc-weights"},      {"model", r.model->graph().model}, {"step", std::to_string(r.meta.step)},
       {"config", r.meta.configText},   {"graph", r.meta.graphJson},       {"checkpoint", r.path}};
-  if (support::Status s = saveWeights(*r.model, path, metadata); !s.isOk())
+  if (support::Status s = saveWeights(*r.model, path, metadata, {where}); !s.isOk())
     return s;
   out << "wrote " << path << " (" << r.model->tensors().size() << " tensors of " << r.model->graph().model
       << ", step " << r.meta.step << ")\n";

@@ -16,6 +16,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace mixc::train {
 
@@ -23,9 +24,13 @@ namespace mixc::train {
 /// little-endian (x86-64 and CUDA hosts are).
 support::StoredTensor storedF32(const std::string &name, const at::Tensor &tensor);
 
-/// The model's tensors in `path`, with `metadata`.
+/// The model's tensors in `path`, with `metadata`. Refused, before anything
+/// is written, where `path` would replace one of `inputs` (the .mix or run
+/// folder the model came from) or a file mixc keeps in a run or sweep folder
+/// (support::outputClash): every front end saves through here.
 support::Status saveWeights(const rt::Model &model, const std::string &path,
-                            const std::map<std::string, std::string> &metadata);
+                            const std::map<std::string, std::string> &metadata,
+                            const std::vector<std::string> &inputs = {});
 
 /// Overwrites every tensor of `model` with the same-named one in `path`.
 /// The file must hold exactly the model's tensors, with their shapes, f32;

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,6 +111,89 @@ TEST(AtomicWrite, ReplacesWholeAndLeavesNoTemporary) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2);
   // A folder that does not exist: an error, not an exception.
   EXPECT_FALSE(writeFileAtomically((dir / "missing" / "f").string(), "x", error));
+  fs::remove_all(dir);
+}
+
+TEST(AtomicWrite, FollowsASymlinkAndKeepsIt) {
+  fs::path dir = scratch("atomic-link");
+  std::string error, text;
+  std::ofstream(dir / "real.txt") << "old";
+  fs::create_symlink("real.txt", dir / "link.txt");
+  ASSERT_TRUE(writeFileAtomically((dir / "link.txt").string(), "new", error)) << error;
+  EXPECT_TRUE(fs::is_symlink(dir / "link.txt")); // still a link, not a file renamed over it
+  ASSERT_TRUE(readTextFile((dir / "real.txt").string(), text, error)) << error;
+  EXPECT_EQ(text, "new");
+  // A dangling link creates what it names; a loop is an error naming the path.
+  fs::create_symlink("sub/made.txt", dir / "dangling");
+  fs::create_directories(dir / "sub");
+  ASSERT_TRUE(writeFileAtomically((dir / "dangling").string(), "made", error)) << error;
+  EXPECT_TRUE(fs::is_symlink(dir / "dangling"));
+  ASSERT_TRUE(readTextFile((dir / "sub" / "made.txt").string(), text, error)) << error;
+  EXPECT_EQ(text, "made");
+  fs::create_symlink("b", dir / "a");
+  fs::create_symlink("a", dir / "b");
+  EXPECT_FALSE(writeFileAtomically((dir / "a").string(), "x", error));
+  EXPECT_NE(error.find("loop"), std::string::npos) << error;
+  EXPECT_TRUE(fs::is_symlink(dir / "a"));
+  fs::remove_all(dir);
+}
+
+TEST(AtomicWrite, WritesAFifoInPlace) {
+  fs::path dir = scratch("atomic-fifo");
+  const fs::path fifo = dir / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  pid_t reader = fork();
+  if (reader == 0) { // reads the pipe to its end and exits 0 when it got the text
+    std::ifstream in(fifo);
+    std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    _exit(got == "through the pipe" ? 0 : 1);
+  }
+  std::string error;
+  EXPECT_TRUE(writeFileAtomically(fifo.string(), "through the pipe", error)) << error;
+  int status = 0;
+  waitpid(reader, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_TRUE(fs::is_fifo(fifo)); // not replaced by a regular file
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  fs::remove_all(dir);
+}
+
+TEST(AtomicWrite, WritesACharacterDeviceInPlace) {
+  // A private null device (the system's /dev/null is never touched); root only.
+  fs::path dir = scratch("atomic-dev");
+  const fs::path dev = dir / "null";
+  if (::mknod(dev.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) {
+    fs::remove_all(dir);
+    GTEST_SKIP() << "cannot make a device node here (not root, or no CAP_MKNOD)";
+  }
+  std::string error;
+  EXPECT_TRUE(writeFileAtomically(dev.string(), "into the void", error)) << error;
+  EXPECT_TRUE(fs::is_character_file(dev));
+  // Through a symlink too: the link and the device both stay.
+  fs::create_symlink(dev, dir / "stdout-like");
+  EXPECT_TRUE(writeFileAtomically((dir / "stdout-like").string(), "x", error)) << error;
+  EXPECT_TRUE(fs::is_symlink(dir / "stdout-like"));
+  EXPECT_TRUE(fs::is_character_file(dev));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2);
+  fs::remove_all(dir);
+}
+
+TEST(AtomicWrite, RemovesTheTemporaryAKilledWriterLeft) {
+  fs::path dir = scratch("atomic-stale");
+  pid_t gone = fork(); // a pid whose process has ended (and been reaped)
+  if (gone == 0)
+    _exit(0);
+  waitpid(gone, nullptr, 0);
+  const fs::path stale = dir / ("out.md.tmp" + std::to_string(gone));
+  const fs::path live = dir / ("out.md.tmp" + std::to_string(::getppid())); // a running writer's
+  const fs::path other = dir / ("other.md.tmp" + std::to_string(gone));     // another target's
+  for (const fs::path &p : {stale, live, other})
+    std::ofstream(p) << "half";
+  std::string error;
+  ASSERT_TRUE(writeFileAtomically((dir / "out.md").string(), "whole", error)) << error;
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(other));
   fs::remove_all(dir);
 }
 

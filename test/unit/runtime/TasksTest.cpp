@@ -1,6 +1,7 @@
 // Associative Recall exactly as protocol §1.
 #include "runtime/tasks/AR.h"
 #include "runtime/tasks/ATR.h"
+#include "runtime/tasks/Task.h"
 
 #include <gtest/gtest.h>
 
@@ -323,4 +324,37 @@ TEST(ATR, DeterministicAndCached) {
   c.seed = 43;
   EXPECT_NE(makeATR(c, "").train.tokens, a.train.tokens);
   std::filesystem::remove_all(dir);
+}
+
+// What an evaluation may change (other documents of the same task) and what
+// makes another task (another vocabulary layout or grammar): one rule per key.
+TEST(TaskIdentity, DocumentsMayChangeTheLayoutAndGrammarMayNot) {
+  TaskConfig ar;
+  TaskConfig same = ar;
+  same.ar.seed = 7, same.ar.numPairs = 4, same.ar.trainSize = 10, same.ar.testSize = 10;
+  EXPECT_EQ(identityChange(ar, same), "");
+  TaskConfig smaller = ar;
+  smaller.ar.numKV = 64; // a smaller vocabulary fits the model but moves the values' tokens
+  EXPECT_EQ(identityChange(ar, smaller), "task.num_kv (trained 8192, asked 64)");
+  TaskConfig atr;
+  atr.name = "atr";
+  EXPECT_EQ(identityChange(ar, atr), "task.name (trained ar, asked atr)");
+  TaskConfig deeper = atr;
+  deeper.atr.maxDepth = 4, deeper.atr.maxStringLen = 100, deeper.atr.heldOut = 0.2, deeper.atr.testSize = 5;
+  EXPECT_EQ(identityChange(atr, deeper), "");
+  // Each grammar key alone, and two together (both named).
+  auto one = [&](auto set) {
+    TaskConfig t = atr;
+    set(t.atr);
+    return identityChange(atr, t);
+  };
+  EXPECT_EQ(one([](ATRConfig &a) { a.numTerminals = 8; }), "task.num_terminals (trained 20, asked 8)");
+  EXPECT_EQ(one([](ATRConfig &a) { a.numNonterminals = 8; }), "task.num_nonterminals (trained 40, asked 8)");
+  EXPECT_EQ(one([](ATRConfig &a) { a.maxRhsLen = 3; }), "task.max_rhs_len (trained 5, asked 3)");
+  EXPECT_EQ(one([](ATRConfig &a) { a.maxRulesPerNt = 3; }), "task.max_rules_per_nt (trained 5, asked 3)");
+  EXPECT_EQ(one([](ATRConfig &a) { a.terminalFactor = 2; }),
+            "task.terminal_occurrence_factor (trained 0, asked 2)");
+  EXPECT_EQ(one([](ATRConfig &a) { a.seed = 1; }), "task.seed (trained 42, asked 1)");
+  EXPECT_EQ(one([](ATRConfig &a) { a.seed = 1, a.numTerminals = 8; }),
+            "task.num_terminals (trained 20, asked 8), task.seed (trained 42, asked 1)");
 }
