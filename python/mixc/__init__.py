@@ -17,6 +17,7 @@ python3-torch: logits are torch tensors, and gradients flow from them into
 """
 import collections
 import contextlib
+import threading
 import warnings
 
 import torch  # loads LibTorch before the extension that links it
@@ -45,8 +46,18 @@ class Model(torch.nn.Module):
     def __init__(self, impl):
         super().__init__()
         self._impl = impl
-        self._fwd_hooks = []  # set by the hooks() context manager
+        # The hooks() context manager's hooks, per thread: two threads' `with`
+        # blocks, ending in any order, never leave one installed for the other.
+        self._hook_stack = threading.local()
+        # What the model trains, fixed at creation: requires_grad_(False)
+        # freezes these, and they stay its parameters (so that
+        # requires_grad_(True) finds them again).
+        self._trainable = [name for name, t in impl.parameters() if t.requires_grad]
         self._adopt()
+
+    @property
+    def _fwd_hooks(self):
+        return getattr(self._hook_stack, "hooks", [])
 
     def _adopt(self):
         # Each trainable tensor becomes an nn.Parameter (sharing its memory)
@@ -87,11 +98,11 @@ class Model(torch.nn.Module):
         """Within `with m.hooks([(name, fn)]):`, every call m(tokens) runs
         with these hooks (as run_with_hooks)."""
         saved = self._fwd_hooks
-        self._fwd_hooks = saved + _hook_list(fwd_hooks)
+        self._hook_stack.hooks = saved + _hook_list(fwd_hooks)
         try:
             yield self
         finally:
-            self._fwd_hooks = saved
+            self._hook_stack.hooks = saved
 
     def run_with_cache(self, tokens, names=None):
         """The logits and a dict of node values [B, T, ...] by node name.
@@ -108,9 +119,11 @@ class Model(torch.nn.Module):
         return self._impl.run_with_cache(tokens, list(names or []))
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
-        """(node name, nn.Parameter) of each trainable tensor, in graph order."""
+        """(node name, nn.Parameter) of each trainable tensor, in graph order
+        (frozen ones too: requires_grad_(False) does not make them buffers)."""
+        trainable = set(self._trainable)
         for name, t in self._impl.parameters():
-            if t.requires_grad:
+            if name in trainable:
                 yield prefix + name, t
 
     def parameters(self, recurse=True):
@@ -119,8 +132,9 @@ class Model(torch.nn.Module):
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
         """(node name, tensor) of each tensor that is not trained (e.g. fixed filters)."""
+        trainable = set(self._trainable)
         for name, t in self._impl.parameters():
-            if not t.requires_grad:
+            if name not in trainable:
                 yield prefix + name, t
 
     def buffers(self, recurse=True):
@@ -283,9 +297,7 @@ def patch(model, base, source, node, positions, answer=None, readout=None):
     torch.no_grad()."""
     if base.shape != source.shape:
         raise ValueError(f"mixc.patch: base {tuple(base.shape)} and source {tuple(source.shape)} differ in shape")
-    positions = torch.as_tensor(positions, dtype=torch.int64)
-    if positions.shape != (base.shape[0],):
-        raise ValueError(f"mixc.patch: positions must be [B] = [{base.shape[0]}], got {tuple(positions.shape)}")
+    positions = _rows_of("positions", positions, base.shape[0], base.shape[1])
     _, cache = model.run_with_cache(source, names=[node] if isinstance(node, str) else list(node))
     rows = torch.arange(base.shape[0])
 
@@ -299,8 +311,26 @@ def patch(model, base, source, node, positions, answer=None, readout=None):
         return logits
     if readout is None:
         raise ValueError("mixc.patch: give `readout` (the position read in each row) with `answer`")
-    at = logits[rows, torch.as_tensor(readout, dtype=torch.int64)]  # [B, V]
-    return torch.softmax(at.double(), -1)[rows, torch.as_tensor(answer, dtype=torch.int64)]
+    at = logits[rows, _rows_of("readout", readout, base.shape[0], base.shape[1])]  # [B, V]
+    answer = _rows_of("answer", answer, base.shape[0], at.shape[-1], "the vocabulary")
+    return torch.softmax(at.double(), -1)[rows, answer]
+
+
+def _rows_of(what, values, rows, bound, of="the document"):
+    """`values` as int64 [rows], each in [0, bound), as intervene(pairs=)
+    checks them: a float (1.9 would truncate) or a negative index (-1 would
+    wrap to the last position) is refused, naming the row."""
+    t = torch.as_tensor(values)
+    if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool:
+        raise ValueError(f"mixc.patch: {what} must be integers (int64 [B]), got {t.dtype}")
+    t = t.to(torch.int64)
+    if t.shape != (rows,):
+        raise ValueError(f"mixc.patch: {what} must be [B] = [{rows}], got {tuple(t.shape)}")
+    bad = ((t < 0) | (t >= bound)).nonzero()
+    if len(bad):
+        row = int(bad[0, 0])
+        raise ValueError(f"mixc.patch: {what}[{row}] = {int(t[row])} is outside {of} (0 to {bound - 1})")
+    return t
 
 
 def names(model, **config):

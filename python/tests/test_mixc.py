@@ -317,6 +317,25 @@ def test_errors_are_python_exceptions():
         mixc.load("/nonexistent/run")
 
 
+@pytest.mark.parametrize("backend", ["libtorch", "generated"])
+def test_a_parameter_of_another_shape_is_refused_before_the_kernels(backend):
+    """Replacing a Parameter's .data with a tensor of another shape (issue 56
+    class 4) made the generated kernels read and write out of bounds; every
+    call now checks the weights first and names the parameter. Set back, the
+    model runs as before."""
+    m = mixc.compile(stdlib("based"), d=16, vocab=20, backend=backend)
+    before = m(tokens())
+    p = dict(m.named_parameters())["wte"]
+    kept = p.data
+    p.data = torch.zeros(5, 3)
+    for call in (lambda: m(tokens()), lambda: m.run_with_cache(tokens(), names=["layers[0].block_input"])):
+        with pytest.raises(ValueError, match=r"the parameter 'wte' is \[5, 3\] Float, but the model declares "
+                                             r"\[20, 16\] Float"):
+            call()
+    p.data = kept
+    assert torch.equal(m(tokens()), before)
+
+
 def test_compile_errors_are_located(tmp_path):
     bad = tmp_path / "bad.mix"
     bad.write_text("model m(d: int = 4) {\n  input tokens: [B, T] int\n  let x = no_such_op(tokens)\n  return x\n}\n")
@@ -904,3 +923,73 @@ def test_path_patching_matches_a_reference(run, tmp_path):
                         "generated", "--out", str(tmp_path / ("gen-" + name))], check=True, stdout=subprocess.DEVNULL)
         gen = [float(r["p_patched"]) for r in csv.DictReader(open(tmp_path / ("gen-" + name) / "attrib.csv"))]
         assert max(abs(a - b) for a, b in zip(gen, p[name])) < 1e-5, (name, gen, p[name])
+
+
+def test_hooks_are_per_thread():
+    """Two threads' `with m.hooks()` blocks ending out of order leave no hook
+    installed for anyone (issue 56 class 5): each thread sees its own."""
+    import threading
+    m = mixc.compile(stdlib("based"), d=16, vocab=20)
+    x = tokens()
+    plain = m(x)
+    zero = [("layers[0].block_input", lambda v, name: 0 * v)]
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def a():
+        with m.hooks(zero):
+            a_in.set()
+            b_in.wait(10)
+            seen["a"] = m(x)
+        a_out.set()
+
+    def b():
+        a_in.wait(10)
+        with m.hooks([]):
+            b_in.set()
+            a_out.wait(10)
+            seen["b"] = m(x)
+
+    threads = [threading.Thread(target=f) for f in (a, b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not torch.allclose(seen["a"], plain)  # a's hook ran in a
+    assert torch.equal(seen["b"], plain)         # and not in b
+    assert torch.equal(m(x), plain)              # nor after both
+
+
+def test_requires_grad_off_and_on_keeps_the_parameters():
+    m = mixc.compile(stdlib("based"), d=16, vocab=20)
+    names = [n for n, _ in m.named_parameters()]
+    assert names
+    m.requires_grad_(False)
+    assert [n for n, _ in m.named_parameters()] == names
+    assert not any(p.requires_grad for p in m.parameters())
+    assert not any(n in names for n, _ in m.named_buffers())
+    m.requires_grad_(True)
+    assert all(p.requires_grad for p in m.parameters()) and len(list(m.parameters())) == len(names)
+    m(tokens()).sum().backward()
+    assert all(p.grad is not None for p in m.parameters())
+
+
+def test_patch_refuses_what_intervene_refuses():
+    """mixc.patch checks positions, readout and answer as intervene(pairs=)
+    does: -1 wrapped to the last position and 1.9 truncated to 1."""
+    m = mixc.compile(stdlib("based"), d=16, vocab=20)
+    base, source = tokens(seed=0), tokens(seed=1)
+    node = "layers[1].block_input"
+    ok = torch.tensor([1, 2, 3])
+    with pytest.raises(ValueError, match=r"positions\[0\] = -1 is outside the document \(0 to 8\)"):
+        mixc.patch(m, base, source, node, torch.tensor([-1, 2, 3]))
+    with pytest.raises(ValueError, match=r"positions\[2\] = 9 is outside the document"):
+        mixc.patch(m, base, source, node, [1, 2, 9])
+    with pytest.raises(ValueError, match=r"positions must be integers"):
+        mixc.patch(m, base, source, node, torch.tensor([1.9, 2.0, 3.0]))
+    with pytest.raises(ValueError, match=r"readout\[1\] = -1 is outside the document"):
+        mixc.patch(m, base, source, node, ok, answer=[1, 2, 3], readout=[8, -1, 8])
+    with pytest.raises(ValueError, match=r"answer\[0\] = -1 is outside the vocabulary \(0 to 19\)"):
+        mixc.patch(m, base, source, node, ok, answer=[-1, 2, 3], readout=[8, 8, 8])
+    p = mixc.patch(m, base, source, node, ok, answer=[1, 2, 3], readout=[8, 8, 8])
+    assert p.shape == (3,) and torch.all((p > 0) & (p < 1))
