@@ -181,6 +181,9 @@ class Model(torch.nn.Module):
             raise TypeError(f"mixc: models are float32; to({dtype}) is not supported")
         if device is None:
             return self
+        if device.type not in ("cpu", "cuda"):
+            raise ValueError(f"mixc: to('{device}'): a model runs on the CPU or a CUDA device "
+                             "('cpu', 'cuda' or 'cuda:N')")
         if device.type == "cuda" and not torch.cuda.is_available():
             raise RuntimeError(f"mixc: to('{device}'): this PyTorch ({torch.__version__}) has no usable CUDA "
                                "(torch.cuda.is_available() is False); the model stays on the CPU")
@@ -194,9 +197,13 @@ class Model(torch.nn.Module):
     def cuda(self, device=None):
         return self.to("cuda" if device is None else f"cuda:{device}")
 
+    def float(self):
+        """A no-op: mixc models are float32 already."""
+        return self
+
     def _apply(self, fn):
         raise TypeError("mixc: models are float32 tensors moved with .to(device); "
-                        "half(), double() and type() are not supported")
+                        "half(), double(), bfloat16() and type() are not supported")
 
     @property
     def device(self):

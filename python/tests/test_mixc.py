@@ -993,3 +993,23 @@ def test_patch_refuses_what_intervene_refuses():
         mixc.patch(m, base, source, node, ok, answer=[-1, 2, 3], readout=[8, 8, 8])
     p = mixc.patch(m, base, source, node, ok, answer=[1, 2, 3], readout=[8, 8, 8])
     assert p.shape == (3,) and torch.all((p > 0) & (p < 1))
+
+
+def test_a_none_hook_on_a_state_holding_nan_edits_nothing():
+    """NaN != NaN counted a diverged state as edited: a hook returning None
+    on Mamba's state was refused ("changed row 0's state at 9 steps")."""
+    m = mixc.compile(stdlib("mamba"), d=16, vocab=20)
+    with torch.no_grad():
+        dict(m.named_parameters())["wte"].fill_(float("nan"))
+        plain = m(tokens())
+        hooked = m.run_with_hooks(tokens(), [("layers[0].mixer.state", lambda v, n: None)])
+    assert torch.isnan(plain).all() and torch.isnan(hooked).all()
+
+
+def test_to_and_float_say_what_a_model_takes():
+    m = mixc.compile(stdlib("based"), d=16, vocab=20)
+    with pytest.raises(ValueError, match=r"to\('meta'\): a model runs on the CPU or a CUDA device"):
+        m.to("meta")
+    assert m.float() is m and m.to(torch.float32) is m
+    with pytest.raises(TypeError, match=r"half\(\), double\(\), bfloat16\(\) and type\(\) are not supported"):
+        m.half()

@@ -16,7 +16,7 @@ bool resolveDevice(const std::string &spec, at::Device &device, std::string &err
   }
   const int index = cudaIndex(spec);
   if (index < 0) {
-    error = "--device must be cpu, cuda or cuda:N, got '" + spec + "'";
+    error = "the device must be cpu, cuda or cuda:N, got '" + spec + "'"; // the CLI checks --device first
     return false;
   }
   if (!at::hasCUDA()) {

@@ -417,6 +417,13 @@ void publish(const Model::Options &options, const std::string &name, at::Tensor 
 /// every step's state [rows, T, S], let the hook replace it, and run again
 /// with the one step of each row it changed edited (as `patch … state`).
 /// `capture`, when defined, receives the states of the run returned.
+/// Where a hook's result differs from what it was shown: NaN where both
+/// hold NaN is unchanged (NaN != NaN would count a state that diverged as
+/// edited, and a hook returning None would be refused).
+at::Tensor differsFrom(const at::Tensor &replaced, const at::Tensor &seen) {
+  return replaced.ne(seen).logical_and_(replaced.isnan().logical_and(seen.isnan()).logical_not_());
+}
+
 Outputs runWithStateHook(const std::string &name, const Model::Options &options, int64_t rows, int64_t T,
                          int64_t stateSize, const at::TensorOptions &like, const RecurrenceRun &run,
                          const at::Tensor &capture) {
@@ -430,7 +437,7 @@ Outputs runWithStateHook(const std::string &name, const Model::Options &options,
   at::Tensor replaced = first.capture.clone();
   if (at::Tensor r = hookReplacement(options, name, replaced); r.defined())
     replaced = r;
-  const at::Tensor changed = replaced.ne(first.capture).any(-1); // [rows, T]
+  const at::Tensor changed = differsFrom(replaced, first.capture).any(-1); // [rows, T]
   if (!changed.any().item<bool>()) {
     if (capture.defined())
       capture.copy_(first.capture);
@@ -470,7 +477,7 @@ std::vector<StepOverride> scanHooks(const graph::Node &scan, const Model::Option
     at::Tensor replaced = seen.clone();
     if (at::Tensor r = hookReplacement(options, name, replaced); r.defined())
       replaced = r;
-    const at::Tensor differs = replaced.ne(seen);
+    const at::Tensor differs = differsFrom(replaced, seen);
     const at::Tensor changed = differs.dim() > 2 ? differs.flatten(2).any(-1) : differs; // [B, T]
     return std::make_pair(changed, replaced.reshape(original.sizes()));
   };
@@ -615,9 +622,30 @@ void Model::forwardScanLoop(const Step &s, const std::vector<at::Tensor> &args, 
   observeScanReads(*s.node, options, states, reads);
 }
 
+std::string Model::checkTensors() const {
+  for (size_t i = 0; i < tensors_.size() && i < graph_.params.size(); ++i) {
+    const at::Tensor &t = tensors_[i].second;
+    const graph::Param &p = graph_.params[i];
+    std::ostringstream why;
+    if (!t.defined())
+      why << "is undefined";
+    else if (t.sizes() != at::IntArrayRef(p.shape) || t.scalar_type() != at::kFloat)
+      why << "is " << t.sizes() << " " << t.scalar_type() << ", but the model declares " << at::IntArrayRef(p.shape)
+          << " Float (was its .data replaced by a tensor of another shape? set it with copy_ or load_state_dict)";
+    else if (t.device() != tensors_[0].second.device())
+      why << "is on " << t.device() << " and '" << tensors_[0].first << "' on " << tensors_[0].second.device()
+          << " (move the whole model with to())";
+    if (!why.str().empty())
+      return "the parameter '" + p.name + "' " + why.str();
+  }
+  return "";
+}
+
 at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) const {
   TORCH_CHECK(tokens.dim() == 2 && tokens.scalar_type() == at::kLong,
               "tokens must be a [B, T] int64 tensor");
+  if (std::string why = checkTensors(); !why.empty())
+    throw std::invalid_argument(why);
   std::vector<at::Tensor> values(numValues_);
   values[inputValue_] = tokens;
   for (size_t i = 0; i < paramValues_.size(); ++i)

@@ -133,6 +133,12 @@ public:
   /// checked when it is loaded), so the library says what is wrong, naming
   /// the token and the vocabulary, instead of LibTorch's "index out of range".
   std::string checkTokens(const at::Tensor &tokens) const;
+  /// Why the parameters and buffers cannot run, or "": each must still be
+  /// what the graph declares (its shape, f32) and all on one device. Python
+  /// may replace a Parameter's `.data` with any tensor, and the generated
+  /// kernels index by the declared shape (another would read and write out
+  /// of bounds): `forward` asks first, so every front end is covered.
+  std::string checkTensors() const;
   /// The embedding's rows: tokens are in [0, vocabulary()); 0 without one.
   int64_t vocabulary() const;
 

@@ -187,7 +187,11 @@ std::vector<at::Tensor> runScan(const std::vector<at::Tensor> &inputs, const gra
         for (size_t i = 0; i < inputs.size(); ++i)
           if (sliced[i])
             sourceIn[i] = inputs[i].slice(0, 0, docs);
-        runScan(sourceIn, scan, {}, &sourceStates);
+        // The source run's rows carry no cell's edit: the step's own
+        // interventions pass its values through there (as attribution's
+        // probes do), so a mean ablation of the state works beside an edit
+        // of a step value (each line alone did; together they were refused).
+        runScan(sourceIn, scan, ScanEdits{nullptr, nullptr, /*probes=*/true}, &sourceStates);
         a.mean = sourceStates[a.state].index({at::arange(docs, at::kLong), a.pos}).mean(0);
       }
   }
