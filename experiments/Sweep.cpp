@@ -339,6 +339,11 @@ Spec readSpec(const SweepOptions &o) {
     }
     readGrid(s.file, *preset->as_table(), s);
   }
+  if (std::string repeated = train::repeatedSetting(o.sets); !repeated.empty())
+    throw SweepError{repeated};
+  if (o.pack > 1024) // as [sweep] pack: one rule for both spellings
+    throw SweepError{"--pack " + std::to_string(o.pack) +
+                     ": error: --pack is the most cells trained as one pack, at most 1024"};
   for (const std::string &setting : o.sets)
     applySweepSetting(setting, s);
   const toml::table &iv = tableAt(s.file, root, "interventions");

@@ -273,6 +273,17 @@ void readTask(Reader &r, const toml::table &root, TrainConfig &c) {
 }
 } // namespace
 
+std::string repeatedSetting(const std::vector<std::string> &settings) {
+  std::map<std::string, std::string> first; // key -> its first setting
+  for (const std::string &setting : settings) {
+    const std::string key = setting.substr(0, setting.find('='));
+    if (auto [it, fresh] = first.emplace(key, setting); !fresh)
+      return "--set " + setting + ": error: " + key + " is set twice (--set " + it->second +
+             " before it); give each key once";
+  }
+  return "";
+}
+
 bool parseConfig(const std::string &text, const std::string &path, const std::string &baseDir,
                  const std::string &projectRoot, TrainConfig &c, std::string &error,
                  const std::vector<std::string> &settings) {
@@ -283,6 +294,8 @@ bool parseConfig(const std::string &text, const std::string &path, const std::st
     error = where(path, e.source()) + ": error: " + std::string(e.description());
     return false;
   }
+  if (error = repeatedSetting(settings); !error.empty())
+    return false;
   for (const std::string &setting : settings)
     if (!applySetting(root, setting, error))
       return false;

@@ -53,6 +53,11 @@ bool parseConfig(const std::string &text, const std::string &path, const std::st
                  const std::string &projectRoot, TrainConfig &config, std::string &error,
                  const std::vector<std::string> &settings = {});
 
+/// "" or the error for the first key that `settings` ("section.key=value")
+/// set twice: a repeated key is refused, as a repeated -c is (the last one
+/// used to win silently).
+std::string repeatedSetting(const std::vector<std::string> &settings);
+
 /// The settings a run's outcome depends on (task and training, not the
 /// model: the graph is compared on its own), as "key = value" lines in a
 /// fixed order. Checkpoints store them, so --resume can refuse a change.

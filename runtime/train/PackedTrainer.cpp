@@ -247,8 +247,8 @@ struct Loop {
       const double l = losses[k].item<double>(), a = correct[k].item<double>();
       if (!std::isfinite(l)) {
         std::ostringstream msg;
-        msg << m.c->outDir << ": the loss became " << l << " at step " << step + 1 << " (learning rate "
-            << lr[k] << " too high?)" << keptCheckpoint(m.lastCheckpoint);
+        msg << m.c->outDir << ": the loss became " << l << " at step " << step + 1 << " ("
+            << learningRateNote(lr[k], m.c->lr) << ")" << keptCheckpoint(m.lastCheckpoint);
         m.failed = msg.str();
         continue;
       }

@@ -157,6 +157,15 @@ std::string keptCheckpoint(int64_t lastCheckpoint) {
   return lastCheckpoint >= 0 ? "; the last checkpoint (step " + std::to_string(lastCheckpoint) + ") is kept"
                              : "; no checkpoint was written yet";
 }
+
+std::string learningRateNote(double atStep, double configured) {
+  std::ostringstream note;
+  note << "learning rate " << atStep << " at this step";
+  if (atStep != configured)
+    note << ", on the schedule of the configured train.lr = " << configured;
+  note << "; too high?";
+  return note.str();
+}
 } // namespace detail
 using namespace detail;
 
@@ -430,7 +439,7 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
     if (!std::isfinite(l)) {
       progress.finish();
       std::ostringstream msg;
-      msg << "the loss became " << l << " at step " << step << " (learning rate " << lr << " too high?)"
+      msg << "the loss became " << l << " at step " << step << " (" << learningRateNote(lr, c.lr) << ")"
           << keptCheckpoint(lastCheckpoint);
       return Status::failed(msg.str());
     }

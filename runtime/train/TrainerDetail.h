@@ -49,6 +49,10 @@ struct EvalResult {
 std::string trainingTooLarge(const TrainConfig &c, const graph::Graph &g);
 /// The end of a message about a failed step: which checkpoint survives.
 std::string keptCheckpoint(int64_t lastCheckpoint);
+/// "learning rate X at this step (schedule of the configured Y); too
+/// high?": the step's rate alone (969846 for a configured 1e6, in the
+/// warm-up) read as a config nobody wrote.
+std::string learningRateNote(double atStep, double configured);
 /// A signal during setup stops there: nothing is written yet.
 support::Status stoppedDuringSetup(const char *phase);
 /// --resume's refusal of settings changed since the checkpoint, or "".
