@@ -563,6 +563,20 @@ std::string hours(double seconds) {
   return buf;
 }
 
+/// The line of a child's stderr that says why it failed: the first one
+/// holding "error" (its banner or a warning may come first), else the first.
+std::string errorLine(const std::string &err) {
+  std::istringstream lines(err);
+  std::string line, first;
+  while (std::getline(lines, line)) {
+    if (line.find("error") != std::string::npos)
+      return line;
+    if (first.empty())
+      first = line;
+  }
+  return first;
+}
+
 /// Seconds of one unit of cells like `files` (a cell, or a pack of them)
 /// from `mixc train FILES --time-steps 5` (< 0: it could not be timed, said).
 double timeUnit(const SweepOptions &o, const std::vector<std::string> &files, const fs::path &timed,
@@ -584,7 +598,7 @@ double timeUnit(const SweepOptions &o, const std::vector<std::string> &files, co
   const std::string what = files.size() == 1 ? name + " and cells like it"
                                              : "packs of " + std::to_string(files.size()) + " like " + name;
   if (secs < 0) {
-    const std::string why = code != 0 ? err.substr(0, err.find('\n')) : unread;
+    const std::string why = code != 0 ? errorLine(err) : unread;
     out << format("estimate: cannot time %s (exit %d): %s\n", what.c_str(), code, why.c_str());
   } else {
     out << format("estimate: %s: %s each (%lld steps x %.1f ms, %s back end)\n", what.c_str(), hours(secs).c_str(),
@@ -598,18 +612,19 @@ double timeUnit(const SweepOptions &o, const std::vector<std::string> &files, co
 /// to every unit's steps and evaluations. Interventions and early stopping
 /// are left out: the first costs a few forward passes per cell, the second
 /// only shortens.
-void printEstimate(const Spec &s, const std::vector<Cell> &cells, const std::vector<std::vector<size_t>> &units,
-                   const SweepOptions &o, std::ostream &out) {
+/// Returns how many cells could not be timed (their errors said).
+size_t printEstimate(const Spec &s, const std::vector<Cell> &cells, const std::vector<std::vector<size_t>> &units,
+                     const SweepOptions &o, std::ostream &out) {
   using support::format;
   char scratchTemplate[] = "/tmp/mixc-estimate-XXXXXX";
   if (!mkdtemp(scratchTemplate)) {
     out << "estimate: cannot create a scratch folder in /tmp\n";
-    return;
+    return 0;
   }
   const fs::path scratch = scratchTemplate;
   std::map<std::string, double> costOf; // cost key and pack size → seconds of one unit (< 0: failed)
   double total = 0;
-  size_t counted = 0, shapes = 0, packs = 0, packedCells = 0;
+  size_t counted = 0, shapes = 0, packs = 0, packedCells = 0, untimed = 0;
   for (const std::vector<size_t> &unit : units) {
     std::string key = costKey(cellTable(s, cells[unit[0]], scratch, o.projectRoot)) + "\npack " +
                       std::to_string(unit.size());
@@ -632,6 +647,8 @@ void printEstimate(const Spec &s, const std::vector<Cell> &cells, const std::vec
       counted += unit.size();
       packs += unit.size() > 1;
       packedCells += unit.size() > 1 ? unit.size() : 0;
+    } else {
+      untimed += unit.size();
     }
   }
   std::error_code ec;
@@ -644,6 +661,10 @@ void printEstimate(const Spec &s, const std::vector<Cell> &cells, const std::vec
                 counted, packed.c_str(), shapes, o.backend.c_str(), hours(total).c_str(),
                 o.devices.empty() || o.engine != "local" ? "CPU" : o.devices.front().c_str(),
                 hours(total / static_cast<double>(jobs)).c_str(), (long long)jobs);
+  if (untimed)
+    out << format("estimate: %zu of %zu cells to run could not be timed (the errors above): they would fail\n",
+                  untimed, untimed + counted);
+  return untimed;
 }
 
 volatile std::sig_atomic_t gStop = 0;
@@ -1382,7 +1403,9 @@ support::Status runSweep(const SweepOptions &o, const support::Console &io) {
     if (!cells.empty())
       io.out << "--- " << cells[0].name << "/cell.toml ---\n"
              << cellConfig(s, cells[0], s.out / cells[0].name, o.projectRoot);
-    printEstimate(s, cells, unitsOf(s, o, cells, todo), o, io.out);
+    if (size_t untimed = printEstimate(s, cells, unitsOf(s, o, cells, todo), o, io.out); untimed > 0)
+      return Status::failed(std::to_string(untimed) + (untimed == 1 ? " cell" : " cells") +
+                            " of the plan could not be timed; fix the errors above before running the sweep");
     return Status::ok();
   }
   if (Status st = fillChance(s, cells, o.projectRoot); !st.isOk())
