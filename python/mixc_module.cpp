@@ -341,8 +341,13 @@ py::dict intervene(const std::string &run, const std::string &script, int64_t si
   opts.script = script;
   opts.size = size;
   opts.quiet = true;
-  if (!pairs.is_none())
+  if (!pairs.is_none()) {
+    if (!py::isinstance<py::dict>(pairs))
+      throw py::type_error("mixc: pairs must be a dict as mixc.task(run)['pairs'] (clean, corrupted, answer, readout "
+                           "and the positions of the roles the script names), got " +
+                           std::string(py::str(pairs.get_type().attr("__name__"))));
     opts.pairs = pairsFromPython(pairs.cast<py::dict>());
+  }
   // The same resolution and checks as `mixc intervene --save` (patterns;
   // a name that matches nothing is an error, not an empty file).
   if (std::string error; !mixc::analysis::resolveSaveNames(save, rewritten.graph, opts.save, error))

@@ -663,6 +663,18 @@ def test_intervene_on_your_own_pairs(run, tmp_path):
         mixc.intervene(run, key_script, pairs=dict(few, corrupted=few["corrupted"][:, :-1]))
     with pytest.raises(RuntimeError, match="needs an output folder"):
         mixc.intervene(run, key_script, pairs=few, save=["layers[0].block_input"])
+    # Not a dict; a role the script names missing (the error names the
+    # script's line and the key to give); a position past the documents.
+    with pytest.raises(TypeError, match=r"pairs must be a dict as mixc.task\(run\)\['pairs'\] .*got list"):
+        mixc.intervene(run, key_script, pairs=[1])
+    no_key = {k: v for k, v in few.items() if k != "key"}
+    with pytest.raises(RuntimeError, match=r"key.rw:3:\d+: the script's position 'key' has no positions in the "
+                                           r"documents given .*give pairs\['key'\]"):
+        mixc.intervene(run, key_script, pairs=no_key)
+    far_script = tmp_path / "far.rw"
+    far_script.write_text("corrupt key\npatch layers[1].block_input at key+100\n")
+    with pytest.raises(RuntimeError, match=r"far.rw:2:\d+: position key\+100 falls outside documents of"):
+        mixc.intervene(run, far_script, pairs=few)
 
 
 def test_edge_patching_matches_a_reference(run, tmp_path):

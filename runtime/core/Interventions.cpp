@@ -24,6 +24,12 @@ int64_t cellRow(const Node &n, const Model::Interventions &iv, int64_t rows) {
   return first;
 }
 
+namespace {
+/// "file:line:col: " of the script line that made intervention node `n`
+/// (its loc), so a refusal names the line, not the node's internal name.
+std::string located(const Node &n) { return n.loc.empty() ? "" : n.loc + ": "; }
+} // namespace
+
 at::Tensor interventionPositions(const Node &n, const Model::Interventions &iv, int64_t T) {
   const std::string &role = n.attrs.at("role").s;
   at::Tensor pos;
@@ -31,14 +37,16 @@ at::Tensor interventionPositions(const Node &n, const Model::Interventions &iv, 
     pos = at::full({iv.docs}, attrI(n, "index"), at::kLong);
   } else {
     auto it = iv.roles.find(role);
-    TORCH_CHECK(it != iv.roles.end(), "the task has no position role '", role, "'");
+    TORCH_CHECK(it != iv.roles.end(), located(n), "the script's position '", role,
+                "' has no positions in the documents given (with mixc.intervene(pairs=), give pairs['",
+                role == "answer" ? "answer_position" : role, "'], [n] int64, as mixc.task(run)['pairs'] has it)");
     pos = it->second + attrI(n, "offset");
   }
   const int64_t offset = attrI(n, "offset");
   const std::string where = role == "pos" ? "pos(" + std::to_string(attrI(n, "index")) + ")"
                             : offset == 0 ? role
                                           : role + (offset > 0 ? "+" : "") + std::to_string(offset);
-  TORCH_CHECK(pos.min().item<int64_t>() >= 0 && pos.max().item<int64_t>() < T, "position ", where,
+  TORCH_CHECK(pos.min().item<int64_t>() >= 0 && pos.max().item<int64_t>() < T, located(n), "position ", where,
               " falls outside documents of ", T, " tokens (positions 0..", T - 1, ")");
   return pos;
 }
