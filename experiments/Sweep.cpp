@@ -565,7 +565,7 @@ std::string hours(double seconds) {
 
 /// The line of a child's stderr that says why it failed: the first one
 /// holding "error" (its banner or a warning may come first), else the first.
-std::string errorLine(const std::string &err) {
+std::string firstErrorLine(const std::string &err) {
   std::istringstream lines(err);
   std::string line, first;
   while (std::getline(lines, line)) {
@@ -598,7 +598,7 @@ double timeUnit(const SweepOptions &o, const std::vector<std::string> &files, co
   const std::string what = files.size() == 1 ? name + " and cells like it"
                                              : "packs of " + std::to_string(files.size()) + " like " + name;
   if (secs < 0) {
-    const std::string why = code != 0 ? errorLine(err) : unread;
+    const std::string why = code != 0 ? firstErrorLine(err) : unread;
     out << format("estimate: cannot time %s (exit %d): %s\n", what.c_str(), code, why.c_str());
   } else {
     out << format("estimate: %s: %s each (%lld steps x %.1f ms, %s back end)\n", what.c_str(), hours(secs).c_str(),
@@ -724,14 +724,15 @@ pid_t spawnRunner(const std::vector<std::vector<std::string>> &commands, const f
 }
 
 /// The log's last line that mentions an error (else its first line); one
-/// that also names `dir` first (a pack's log holds every member's errors).
+/// that names `dir` (as "DIR: ...") first: a pack's log holds every
+/// member's errors, and lr0.001's folder is a prefix of lr0.0010000001's.
 std::string errorLine(const fs::path &log, const std::string &dir) {
   std::ifstream in(log);
   std::string line, last, own;
   while (std::getline(in, line)) {
     if (line.find("error") != std::string::npos || last.empty())
       last = line;
-    if (line.find("error") != std::string::npos && line.find(dir) != std::string::npos)
+    if (line.find("error") != std::string::npos && line.find(dir + ":") != std::string::npos)
       own = line;
   }
   return own.empty() ? last : own;

@@ -25,6 +25,10 @@ std::unique_ptr<FolderLock> FolderLock::acquire(const std::string &folder, std::
     std::string holder = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
     while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' '))
       holder.pop_back();
+    if (err == EWOULDBLOCK && holder == std::to_string(::getpid())) {
+      error = folder + " is already in use by this process (another name for a folder it writes, e.g. x and ./x?)";
+      return nullptr;
+    }
     error = err == EWOULDBLOCK
                 ? folder + " is in use by another mixc process" +
                       (holder.empty() ? std::string() : " (pid " + holder + ")") +

@@ -21,6 +21,8 @@
 
 #include <torch/torch.h>
 
+#include <map>
+
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -156,6 +158,14 @@ Status resumeMember(Pack &p, int64_t k, Member &m, const RunOptions &opts, std::
 /// Opens every member's folder (locked) and, with --resume, restores it;
 /// the step the pack continues from.
 Status openMembers(Pack &p, std::vector<Member> &members, const RunOptions &opts, int64_t &step, std::ostream &log) {
+  std::map<fs::path, const Member *> folders; // one run folder a member, however it is spelled
+  for (const Member &m : members) {
+    std::error_code ec;
+    const fs::path folder = fs::weakly_canonical(fs::absolute(m.c->outDir), ec);
+    if (auto [it, fresh] = folders.emplace(folder, &m); !fresh)
+      return Status::failed("two runs of the pack write one run folder: " + it->second->c->outDir + " and " +
+                            m.c->outDir + " are " + folder.string() + "; give each config its own [output] dir");
+  }
   for (Member &m : members) {
     bool created = false;
     if (Status st = openRunFolder(m.c->outDir, created, m.lock); !st.isOk())
@@ -404,15 +414,21 @@ support::Status trainPack(const std::vector<TrainConfig> &configs, const graph::
   }
   progress.finish();
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop.start).count();
-  std::string failures;
+  size_t failures = 0;
   for (const Member &m : members) {
     if (!m.failed.empty()) {
-      failures += (failures.empty() ? "" : "; ") + m.failed;
+      // A line of its own, naming its run folder: a sweep gives each
+      // member's row its own error (one joined line gave each all of them).
+      io.log << "error: " << m.failed << "\n";
+      ++failures;
       continue;
     }
     finishRun(*m.c, g, opts, m.rows.back(), m.step, total, m.stopped, elapsed, io.out); // its back end: the pack's
   }
-  return failures.empty() ? Status::ok() : Status::failed(failures);
+  if (failures == 0)
+    return Status::ok();
+  return Status::failed(std::to_string(failures) + " of " + std::to_string(K) + " runs of the pack failed (" +
+                        (failures == 1 ? "its error" : "their errors") + " above); the others finished");
 }
 
 } // namespace mixc::train
