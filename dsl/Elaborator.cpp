@@ -361,6 +361,17 @@ private:
     return index;
   }
 
+  /// A model's (first) result is its logits, float [B, T, vocab]: the
+  /// runtime reads every one of them so. Anything else (its int tokens, a
+  /// weight) is refused here, at its `return`, not by MLIR's verifier.
+  void checkLogits(const TensorType &t, SourceLoc loc) {
+    const bool rows = t.shape.size() == 3 && t.shape[0].symbol == "B" && t.shape[1].symbol == "T";
+    if (t.dtype != "f32" || !rows)
+      fail(loc, "a model returns its logits, a float [B, T, vocab] tensor; this is " +
+                    std::string(t.dtype == "f32" ? "float " : "int ") + shapeStr(t.shape) +
+                    (t.dtype == "f32" ? "" : " (the tokens are the model's int input)"));
+  }
+
   // ---- statements ----
 
   void execBody(const std::vector<StmtPtr> &body, bool topLevel) {
@@ -488,6 +499,8 @@ private:
         Value v = eval(*e, nullptr);
         if (v.kind != Value::Kind::Tensor)
           fail(e->loc, "a definition returns tensors, got " + std::string(kindName(v.kind)));
+        if (st.def->kind == Def::Kind::Model && st.fn.results.empty())
+          checkLogits(v.type, e->loc);
         st.fn.results.push_back(v.ref);
         st.fn.resultTypes.push_back(v.type);
       }

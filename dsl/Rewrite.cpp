@@ -3,6 +3,7 @@
 #include "support/Limits.h"
 #include "support/TextFile.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -430,9 +431,13 @@ void parseLine(Line &l, RwScript &s) {
         fail(vloc, "expected a sweep variable name");
       l.expectWord("in", "after the sweep variable");
       if (l.accept('{')) {
-        do
+        do {
+          SourceLoc eloc = l.loc();
           v.values.push_back(l.word(",}"));
-        while (l.accept(','));
+          // Two cells of one label and one meaning: a typo, refused here.
+          if (std::count(v.values.begin(), v.values.end(), v.values.back()) > 1)
+            fail(eloc, "'" + v.values.back() + "' is listed twice in the set of $" + v.name);
+        } while (l.accept(','));
         l.expect('}', "to close the set");
       } else {
         SourceLoc rloc = l.loc();
