@@ -28,14 +28,16 @@ using support::barChart;
 using support::Point;
 using support::scatterPlot;
 
-/// A relative link's target as markdown reads it: every byte but letters,
-/// digits, '/', '.', '-', '_' and '~' percent-encoded (a sweep named "AR
-/// small" gives plots/AR%20small-box.svg, not a broken image).
+/// A relative link's target as markdown reads it: blanks, brackets, '%',
+/// '#', '?', quotes and bytes outside ASCII percent-encoded (a sweep named
+/// "AR small" gives plots/AR%20small-box.svg, not a broken image); the
+/// characters a URL path keeps as they are ("layer=0_node=x") stay.
 std::string urlPath(const std::string &path) {
   static const char *hex = "0123456789ABCDEF";
+  static const std::string kept = "/.-_~=+,;@:!$*";
   std::string out;
   for (unsigned char c : path) {
-    if (std::isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' || c == '~') {
+    if (std::isalnum(c) || kept.find(static_cast<char>(c)) != std::string::npos) {
       out += static_cast<char>(c);
     } else {
       out += '%';
@@ -90,9 +92,27 @@ std::string shown(const std::string &axis, const std::string &value) {
 
 /// A table cell's text for GitHub-flavoured markdown: a `|` inside a cell
 /// ends the cell unless escaped, so `p(y|o)` would split the row.
-std::string mdCell(const std::string &text) {
+/// A name or a user's text in markdown: '<', '>' and '&' as entities, so a
+/// sweep titled "<script>" or "a<b" reads as written instead of as HTML.
+std::string mdText(const std::string &text) {
   std::string out;
   for (char c : text) {
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else
+      out += c;
+  }
+  return out;
+}
+
+/// mdText in a table cell, where '|' would end the cell.
+std::string mdCell(const std::string &text) {
+  std::string out;
+  for (char c : mdText(text)) {
     if (c == '|')
       out += '\\';
     out += c;
@@ -631,16 +651,16 @@ void combinedAccuracySection(const Sweep &s, const std::vector<Sweep> &all, cons
     }
     return false;
   });
-  md << "### " << merged.title << "\n\n";
+  md << "### " << mdText(merged.title) << "\n\n";
   Grid grid = gridOf(merged);
   if (!grid.groups.empty())
     accuracySection(merged, grid, outDir, md);
 }
 
 void reportSweep(const Sweep &s, const std::vector<Sweep> &all, const fs::path &outDir, std::ostringstream &md) {
-  md << "## " << s.title << "\n\n";
+  md << "## " << mdText(s.title) << "\n\n";
   if (!s.description.empty())
-    md << s.description << "\n\n";
+    md << mdText(s.description) << "\n\n";
   Grid grid = gridOf(s);
   md << grid.ok << " runs finished" << (grid.failed ? ", " + std::to_string(grid.failed) + " failed" : "")
      << " (" << std::lround(grid.wall / 60) << " min of runs, scale: " << s.scale << ").\n\n";
@@ -710,7 +730,7 @@ support::Status writeReport(const std::vector<std::string> &dirs, const std::str
   }
   fs::path out = fs::absolute(outFile);
   std::ostringstream md;
-  md << "# " << title << "\n\n"
+  md << "# " << mdText(title) << "\n\n"
      << "Written by `mixc report` from " << sweeps.size() << (sweeps.size() == 1 ? " sweep folder" : " sweep folders") << ". Accuracy is on the "
      << "test set at the run's last step (where a run stopped early, that step); interventions follow protocol §6 (key corrupted, "
      << "clean activations patched into the corrupted run, 320 documents). The mechanism column "

@@ -273,6 +273,24 @@ void readTask(Reader &r, const toml::table &root, TrainConfig &c) {
 }
 } // namespace
 
+namespace {
+/// `text` fit for a TOML comment line: a control character (a newline in a
+/// file name would end the comment, and what follows be read as config)
+/// written as an escape.
+std::string commentText(const std::string &text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c == '\n')
+      out += "\\n";
+    else if (c < 0x20 || c == 0x7f)
+      out += "\\x" + std::string(1, "0123456789abcdef"[c >> 4]) + "0123456789abcdef"[c & 15];
+    else
+      out += static_cast<char>(c);
+  }
+  return out;
+}
+} // namespace
+
 std::string repeatedSetting(const std::vector<std::string> &settings) {
   std::map<std::string, std::string> first; // key -> its first setting
   for (const std::string &setting : settings) {
@@ -406,9 +424,9 @@ bool parseConfig(const std::string &text, const std::string &path, const std::st
   c.text = text;
   if (!settings.empty()) { // the run's config.toml is what it trained with
     std::ostringstream ss;
-    ss << "# " << path << " with";
+    ss << "# " << commentText(path) << " with";
     for (const std::string &setting : settings)
-      ss << " --set " << setting;
+      ss << " --set " << commentText(setting);
     ss << "\n" << root << "\n";
     c.text = ss.str();
   }
