@@ -1025,3 +1025,19 @@ def test_to_and_float_say_what_a_model_takes():
     assert m.float() is m and m.to(torch.float32) is m
     with pytest.raises(TypeError, match=r"half\(\), double\(\), bfloat16\(\) and type\(\) are not supported"):
         m.half()
+
+
+def test_intervene_on_long_pairs_checks_memory_first(run):
+    """Pairs of any length (issue 56 class 4): a forward that cannot fit in
+    memory is refused before anything is allocated (it was OOM-killed at
+    23.7 GB), and long documents that fit run in smaller chunks."""
+    script = os.path.join(ROOT, "examples", "interventions", "block-inputs.rw")
+    pairs = mixc.task(run, size=4)["pairs"]
+    T = 2_000_000  # a document no machine here holds one forward of
+    long = {k: v for k, v in pairs.items()}
+    for k in ("clean", "corrupted"):
+        long[k] = torch.full((4, T), 3, dtype=torch.int64)
+        long[k][:, :pairs[k].shape[1]] = pairs[k]
+    with pytest.raises(RuntimeError, match=r"a forward over one document of 2000000 tokens .* needs about .* and "
+                                           r"this machine has"):
+        mixc.intervene(run, script, pairs=long)

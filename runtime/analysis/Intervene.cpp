@@ -1,5 +1,6 @@
 //===- Intervene.cpp - `mixc intervene`: patching and ablation, batched -----===//
 #include "runtime/analysis/Intervene.h"
+#include "support/Memory.h"
 #include "runtime/analysis/Experiment.h"
 #include "abi/StateLayout.h"
 #include "dsl/Rewrite.h"
@@ -386,6 +387,39 @@ struct Measured {
   int64_t block = 0, chunk = 0;                // cells and documents a forward
 };
 
+/// Floats one row of a forward keeps (every node's values, which the
+/// interpreter holds until the forward ends): an upper bound for documents
+/// of `T` tokens. A node's run-time dims are the batch (its first) and T
+/// (each other one: an attention score [B, T, T] grows with T twice).
+double floatsPerRow(const graph::Graph &g, int64_t T) {
+  double floats = 0;
+  for (const graph::Node &n : g.nodes)
+    for (const std::vector<int64_t> &shape : n.shapes) {
+      double f = 1;
+      bool batch = false;
+      for (size_t i = 0; i < shape.size(); ++i)
+        f *= shape[i] >= 0 ? static_cast<double>(shape[i]) : (i == 0 ? (batch = true, 1.0) : static_cast<double>(T));
+      floats += batch ? f : 0; // a weight is held once, not per row
+    }
+  return floats;
+}
+
+/// How many documents a forward of `block` cells takes (`wanted`, the
+/// ~512-row rule, or fewer where documents are long enough that it would
+/// take over a quarter of the machine's memory); 0 when not even one fits,
+/// with `why` said before anything is allocated (the caller's own pairs may
+/// be any length).
+int64_t documentsPerForward(const graph::Graph &g, int64_t T, int64_t block, int64_t wanted, std::string &why) {
+  const double perDocument = 4 * floatsPerRow(g, T) * static_cast<double>(block + 2);
+  why = support::tooLargeForMemory(perDocument, "a forward over one document of " + std::to_string(T) +
+                                                    " tokens (clean, corrupted and " + std::to_string(block) +
+                                                    " cells) needs about");
+  if (!why.empty())
+    return 0;
+  const double budget = static_cast<double>(support::machineMemoryBytes()) / 4;
+  return std::max<int64_t>(1, std::min<int64_t>(wanted, static_cast<int64_t>(budget / perDocument)));
+}
+
 /// Runs the cells in blocks of at most 64 (one batched forward per block
 /// and chunk of documents), so memory follows the block, not the script: a
 /// 10,000-cell sweep needs no more than a 64-cell one. A forward keeps to
@@ -395,7 +429,9 @@ Measured measureCells(CorruptionExperiment &exp, const InterveneSpec &spec, cons
   const int64_t n = exp.docs(), C = static_cast<int64_t>(spec.cells.size());
   Measured r;
   r.block = std::min<int64_t>(std::max<int64_t>(C, 1), 64);
-  r.chunk = std::max<int64_t>(1, 512 / (r.block + 2));
+  std::string unused; // checked by the caller before any work
+  r.chunk = documentsPerForward(exp.model().graph(), exp.seqLen(), r.block,
+                                std::max<int64_t>(1, 512 / (r.block + 2)), unused);
   r.docClean.assign(n, 0), r.docCorrupt.assign(n, 0), r.docPatched.assign(C, std::vector<double>(n));
   r.pPatched.assign(C, 0);
   const int64_t cleanBlock = spec.swap ? 1 : 0, corruptBlock = spec.swap ? 0 : 1;
@@ -544,6 +580,10 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
                                           : exp.open(checkpoint, g, spec, opts.kernels, opts.size, opts.seed);
       !opened.isOk())
     return opened;
+  const int64_t cells = static_cast<int64_t>(spec.cells.size());
+  if (std::string tooLarge; documentsPerForward(g, exp.seqLen(), std::min<int64_t>(std::max<int64_t>(cells, 1), 64),
+                                                1, tooLarge) == 0)
+    return support::Status::failed(tooLarge); // before any work or folder
   // Before the work: a folder that cannot be written, or that holds
   // another script's tables, is refused at once. The caller's own documents
   // write only where asked: the run's folder holds the task's tables.
