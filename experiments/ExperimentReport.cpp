@@ -681,14 +681,17 @@ void reportSweep(const Sweep &s, const std::vector<Sweep> &all, const fs::path &
   for (const std::string &sc : scripts)
     interventionSection(s, grid, sc, cells[sc], outDir, md);
   copyLearningCurves(s, outDir, md);
-  // The sweep's own tables, for anyone re-plotting.
+  // The sweep's own tables, for anyone re-plotting; only those it has are linked.
+  std::vector<std::string> tables;
   for (const char *f : {"results.csv", "attrib.csv"})
     if (fs::exists(s.dir / f)) {
+      const std::string copy = "csv/" + s.name + "-" + f;
       fs::create_directories(outDir / "csv");
-      fs::copy_file(s.dir / f, outDir / "csv" / (s.name + "-" + f), fs::copy_options::overwrite_existing);
+      fs::copy_file(s.dir / f, outDir / copy, fs::copy_options::overwrite_existing);
+      tables.push_back("[`" + mdText(copy) + "`](" + urlPath(copy) + ")");
     }
-  md << "Tables: [`csv/" << s.name << "-results.csv`](" << urlPath("csv/" + s.name + "-results.csv") << "), [`csv/"
-     << s.name << "-attrib.csv`](" << urlPath("csv/" + s.name + "-attrib.csv") << ").\n\n";
+  for (size_t i = 0; i < tables.size(); ++i)
+    md << (i ? ", " : "Tables: ") << tables[i] << (i + 1 == tables.size() ? ".\n\n" : "");
 }
 
 /// Why `outFile` cannot be a report, or "": the report writes plots/ and

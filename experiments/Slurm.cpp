@@ -34,7 +34,7 @@ std::string slurmScript(const SlurmJob &job) {
     << "# the training, the interventions, then the rows in the\n"
     << "# sweep's results.csv and attrib.csv. Resubmitting (mixc sweep --engine=slurm again)\n"
     << "# runs only the cells that have not finished; a cancelled one resumes from its checkpoint.\n"
-    << "#SBATCH --job-name=mixc-" << job.name << "\n"
+    << "#SBATCH --job-name=\"mixc-" << job.name << "\"\n" // quoted: a name may hold blanks
     << "#SBATCH --array=0-" << (job.cells.empty() ? 0 : job.cells.size() - 1) << "\n"
     << "#SBATCH --output=\"" << job.logDir << "/%A_%a.log\"\n"; // quoted: a path may hold blanks
   for (const auto &[key, value] : job.settings)
