@@ -1041,3 +1041,55 @@ def test_intervene_on_long_pairs_checks_memory_first(run):
     with pytest.raises(RuntimeError, match=r"a forward over one document of 2000000 tokens .* needs about .* and "
                                            r"this machine has"):
         mixc.intervene(run, script, pairs=long)
+
+
+def test_random_call_sequences_leave_the_model_as_it_was(tmp_path):
+    """A property over seeded random sequences of calls (issue 56 class 5):
+    whatever a user calls in whatever order — caches, hooks (as arguments
+    and as a context), patches, freezing and unfreezing, moves, saves,
+    refused calls — a plain call afterwards gives the first logits, and a
+    refusal is a Python exception of the documented kind."""
+    import random
+    m = mixc.compile(stdlib("gla"), d=16, vocab=20)
+    x = tokens()
+    first = m(x)
+    node, state = "layers[0].block_input", "layers[1].mixer.S"
+    zero = lambda v, n: 0 * v  # noqa: E731
+    calls = [
+        lambda: m.run_with_cache(x, names=[node, state]),
+        lambda: m.run_with_hooks(x, [(node, zero)]),
+        lambda: m.run_with_hooks(x, [(state, lambda v, n: v * 0.5)]),
+        lambda: m.run_with_hooks(x, [(node, lambda v, n: None)]),
+        lambda: m.requires_grad_(False),
+        lambda: m.requires_grad_(True),
+        lambda: m.to("cpu"),
+        lambda: m.float(),
+        lambda: m.save_weights(tmp_path / "w.safetensors"),
+        lambda: m.load_state_dict(m.state_dict()),
+        lambda: mixc.patch(m, x, tokens(seed=1), node, [1, 2, 3]),
+        lambda: m.run_with_hooks(x, [(node, lambda v, n: v[:, :1])]),   # refused: another shape
+        lambda: m.run_with_cache(x, names=["layers[7].nothing"]),       # refused: no such node
+        lambda: mixc.patch(m, x, x, node, [-1, 0, 0]),                  # refused: position
+        lambda: m.to("meta"),                                           # refused: device
+        lambda: m.half(),                                               # refused: dtype
+    ]
+    refusals = (ValueError, KeyError, TypeError, RuntimeError)
+    rng = random.Random(56)
+    for step in range(120):
+        k = rng.randrange(len(calls) + 1)
+        try:
+            if k == len(calls):  # a hooks() block with a call inside, sometimes raising out of it
+                with m.hooks([(node, zero)]):
+                    hooked = m(x)
+                    if rng.random() < 0.5:
+                        raise KeyError("leaving the block by an exception")
+                assert not torch.allclose(hooked, first)
+            else:
+                calls[k]()
+        except refusals:
+            pass
+        if step % 10 == 9 or k >= 4:
+            assert torch.equal(m(x), first), (step, k)
+    m.requires_grad_(True)
+    assert torch.equal(m(x), first)
+    assert all(p.requires_grad for p in m.parameters()) and len(list(m.parameters())) > 0
