@@ -21,7 +21,12 @@ scale_flag=()
 [ "$SCALE" = full ] || scale_flag=(--scale "$SCALE")
 jobs_flag=()
 [ -z "${JOBS:-}" ] || jobs_flag=(--jobs "$JOBS")
-read -r -a SWEEPS <<< "${SWEEPS:-ar conv-ablation atr atr-mamba-noconv mamba-internals seeds full-length widths widths-128 hybrids hybrids-attention-first}"
+# The learning-rate protocol's sweeps (issue 55) come last: the contradicting
+# cells at the paper's other rates, then a second seed.
+PAPER_SWEEPS="ar conv-ablation atr atr-mamba-noconv mamba-internals seeds full-length widths widths-128 hybrids \
+hybrids-attention-first lr-protocol-mamba-narrow lr-protocol-mamba-seeds lr-protocol-mamba-dconv2 lr-protocol-attention-128 \
+ar-1layer ar-nope ar-3layer atr-vocab8192"
+read -r -a SWEEPS <<< "${SWEEPS:-$PAPER_SWEEPS}"
 for s in "${SWEEPS[@]}"; do
   file="examples/paper/$s.toml"
   if [ "$SCALE" != full ] && ! grep -q "^\[scale\.$SCALE\]" "$file"; then
@@ -42,7 +47,7 @@ done
 # sweeps kept from an earlier preset (a committed csv/NAME-meta.toml, e.g.
 # ATR at 8 epochs), each a folder of its own rebuilt from its tables.
 dirs=()
-read -r -a ALL <<< "ar conv-ablation atr atr-mamba-noconv mamba-internals seeds full-length widths widths-128 hybrids hybrids-attention-first"
+read -r -a ALL <<< "$PAPER_SWEEPS"
 for s in "${ALL[@]}"; do [ -f "$RUNS/$s/sweep-meta.toml" ] && dirs+=("$RUNS/$s"); done
 for meta in "$OUT"/csv/*-meta.toml; do
   [ -f "$meta" ] || continue
@@ -54,5 +59,11 @@ for meta in "$OUT"/csv/*-meta.toml; do
   done
   dirs+=("$RUNS/$name")
 done
-"$MIXC" report "${dirs[@]}" -o "$OUT/report.md" \
-  --title "Mechanistic evaluation on AR and ATR — scale: $SCALE"
+title="Mechanistic evaluation on AR and ATR — scale: $SCALE"
+"$MIXC" report "${dirs[@]}" -o "$OUT/report.md" --title "$title"
+# The comparison with the paper (results-medium/csv/paper-comparison.csv),
+# rebuilt from the tables the report just copied, then opens the report.
+if [ "$SCALE" = medium ]; then
+  python3 examples/paper/paper_comparison.py
+  "$MIXC" report "${dirs[@]}" -o "$OUT/report.md" --compare "$OUT/csv/paper-comparison.csv" --title "$title"
+fi
