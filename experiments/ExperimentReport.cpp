@@ -710,9 +710,69 @@ std::string reportTargetProblem(const std::string &outFile) {
 }
 } // namespace
 
+namespace {
+/// The comparison with a reference (`--compare FILE.csv`), first in the
+/// report: how many rows have each verdict, then every row as the file has
+/// it (any columns; a `verdict` column is required), the file linked.
+support::Status comparisonSection(const std::string &file, const fs::path &outDir, std::ostringstream &md) {
+  Table t;
+  try {
+    t = readCsv(file);
+  } catch (const std::exception &e) {
+    return support::Status::failed(e.what());
+  }
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec) || t.columns.empty())
+    return support::Status::failed("--compare " + file + ": no such table (a CSV with a header)");
+  if (std::find(t.columns.begin(), t.columns.end(), "verdict") == t.columns.end()) {
+    std::string columns;
+    for (const std::string &c : t.columns)
+      columns += (columns.empty() ? "" : ", ") + c;
+    return support::Status::failed("--compare " + file + ": the table has no 'verdict' column (its columns: " +
+                                   columns + ")");
+  }
+  std::vector<std::pair<std::string, int>> counts; // in first-seen order
+  for (const Row &r : t.rows) {
+    auto it = std::find_if(counts.begin(), counts.end(), [&](const auto &c) { return c.first == get(r, "verdict"); });
+    if (it == counts.end())
+      counts.push_back({get(r, "verdict"), 1});
+    else
+      ++it->second;
+  }
+  const std::string copy = "csv/" + fs::path(file).filename().string();
+  if (fs::weakly_canonical(outDir / copy, ec) != fs::weakly_canonical(file, ec)) {
+    fs::create_directories(outDir / "csv", ec);
+    fs::copy_file(file, outDir / copy, fs::copy_options::overwrite_existing, ec);
+  }
+  md << "## Comparison with the reference\n\n" << t.rows.size() << " rows (";
+  for (size_t i = 0; i < counts.size(); ++i)
+    md << (i ? ", " : "") << counts[i].second << " " << mdText(counts[i].first.empty() ? "(no verdict)" : counts[i].first);
+  md << "), from [`" << mdText(copy) << "`](" << urlPath(copy) << ").\n\n|";
+  for (const std::string &c : t.columns)
+    md << " " << mdCell(c) << " |";
+  md << "\n|";
+  for (size_t i = 0; i < t.columns.size(); ++i)
+    md << "---|";
+  md << "\n";
+  for (const Row &r : t.rows) {
+    md << "|";
+    for (const std::string &c : t.columns) {
+      const std::string v = mdCell(get(r, c));
+      md << " " << (c == "verdict" && (v == "contradicts" || v == "differs") ? "**" + v + "**" : v) << " |";
+    }
+    md << "\n";
+  }
+  md << "\n";
+  return support::Status::ok();
+}
+} // namespace
+
 support::Status writeReport(const std::vector<std::string> &dirs, const std::string &outFile,
-                            const std::string &title, std::ostream &console) {
-  if (std::string why = support::outputClash(outFile, dirs); !why.empty())
+                            const std::string &title, std::ostream &console, const std::string &compare) {
+  std::vector<std::string> inputs = dirs;
+  if (!compare.empty())
+    inputs.push_back(compare);
+  if (std::string why = support::outputClash(outFile, inputs); !why.empty())
     return support::Status::failed(why);
   if (std::string why = reportTargetProblem(outFile); !why.empty())
     return support::Status::failed(why);
@@ -740,6 +800,9 @@ support::Status writeReport(const std::vector<std::string> &dirs, const std::str
      << "reads the last layer's block input: Attrib@Value ≥ 0.5 (and ≥ @Query) is induction at "
      << "the value; Attrib@Query ≥ 0.5 is direct retrieval. In brackets: Attrib's 95 % bootstrap interval "
      << "over documents, where the run recorded one.\n\n";
+  if (!compare.empty())
+    if (support::Status st = comparisonSection(compare, out.parent_path(), md); !st.isOk())
+      return st;
   for (const Sweep &s : sweeps)
     reportSweep(s, sweeps, out.parent_path(), md);
   writeFileAtomically(out.string(), md.str());

@@ -23,9 +23,12 @@
 namespace mixc::experiments {
 
 /// Writes `outFile` (report.md) with plots/ and csv/ beside it; says what it
-/// wrote on `out`.
+/// wrote on `out`. `compare` (optional) names a table compared with a
+/// reference (columns of the caller's choosing, one of them `verdict`,
+/// e.g. examples/paper/results-medium/csv/paper-comparison.csv): the report
+/// opens with it, counted by verdict.
 support::Status writeReport(const std::vector<std::string> &sweepDirs, const std::string &outFile,
-                            const std::string &title, std::ostream &out);
+                            const std::string &title, std::ostream &out, const std::string &compare = "");
 
 } // namespace mixc::experiments
 

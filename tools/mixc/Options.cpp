@@ -123,6 +123,8 @@ options:
                      [slurm] table (partition, time, cpus_per_task, mem, gres,
                      account, qos)
   --title T          report: the report's title
+  --compare FILE     report: open with FILE, a table compared with a reference
+                     (a CSV with a verdict column), counted by verdict
 )";
 
 const std::map<std::string, std::set<std::string>> &optionsOf() {
@@ -137,7 +139,7 @@ const std::map<std::string, std::set<std::string>> &optionsOf() {
       {"align", {"--out", "--size", "--backend", "--steps", "--lr", "--batch", "--train-docs", "--quiet"}},
       {"sweep", {"--scale", "--out", "--jobs", "--backend", "--dry-run", "--retry-failed", "--engine", "--cell",
                  "--status", "--slurm", "--device", "--jobs-per-gpu", "--set", "--pack"}},
-      {"report", {"-o", "--title"}},
+      {"report", {"-o", "--title", "--compare"}},
       {"eval", {"--size", "--device", "--set"}},
       {"export", {"-o", "--format"}},
   };
@@ -286,6 +288,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
       o.scale = value("--scale");
     } else if (is("--title")) {
       o.title = value("--title");
+    } else if (is("--compare")) {
+      o.compare = value("--compare");
     } else if (is("--jobs")) {
       o.jobs = positive("--jobs");
     } else if (is("--pack")) {

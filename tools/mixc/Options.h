@@ -42,6 +42,7 @@ struct Options {
   std::string backend; // empty: libtorch, or auto for sweep
   std::string device = "cpu";
   std::string scale, title;
+  std::string compare; // report --compare FILE
   std::string initFrom;             // train --init-from
   std::vector<std::string> sets;    // train --set section.key=value (repeatable)
   std::string save;                 // intervene --save: node names or patterns, comma-separated

@@ -121,7 +121,8 @@ int cmdReport(const Options &o) {
   if (o.files.empty())
     return usage("report takes one or more sweep folders");
   return report(mixc::experiments::writeReport(o.files, o.output.empty() ? "report.md" : o.output,
-                                               o.title.empty() ? "mixc experiment report" : o.title, std::cout));
+                                               o.title.empty() ? "mixc experiment report" : o.title, std::cout,
+                                               o.compare));
 }
 
 /// The commands that need no LibTorch (the others: RuntimeCommands.cpp).
