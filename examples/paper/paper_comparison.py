@@ -77,6 +77,10 @@ EXPLAIN = {
     "cells; see the README's learning-rate section for those finished",
 }
 
+# The sweep file of each experiment not yet run, where one exists.
+SWEEP_FILES = {"AR-1layer": "ar-1layer.toml", "AR-3layer": "ar-3layer.toml", "AR-NoPE": "ar-nope.toml",
+               "AR-reverse": "ar-reverse.toml", "ATR-vocab8192": "atr-vocab8192.toml"}
+
 MECHANISMS = [
     # (arch, the paper's statement, its Attrib@Value at layer 1, a note)
     ("attention", "induction: Attrib@Value (layer 1) 100 %", 1.0, ""),
@@ -192,7 +196,9 @@ def main():
                     rate(b[0]["train.lr"]), " ".join(b[2]), v, note])
     for exp in ["AR-1layer", "AR-3layer", "AR-NoPE", "AR-reverse", "ATR-vocab8192", "ATR-L10",
                 "ATR-generalisation", "conv-ablation-based", "next-key"]:
-        out.append([exp, "", "", "", "see reference §5", "", "", "", "not run", "not run yet (issue 55 item 3)"])
+        out.append([exp, "", "", "", "see reference §5", "", "", "", "not run",
+                    "not run yet (issue 55 item 3; examples/paper/" + SWEEP_FILES.get(exp, "") + ")"
+                    if exp in SWEEP_FILES else "not run yet (issue 55 item 3)"])
     path = os.path.join(CSV, "paper-comparison.csv")
     with open(path, "w", newline="") as f:
         w = csv.writer(f)

@@ -9,7 +9,8 @@ namespace mixc::tasks {
 
 std::string ARConfig::key() const {
   return "ar-v2-kv" + std::to_string(numKV) + "-p" + std::to_string(numPairs) + "-n" +
-         std::to_string(trainSize) + "-" + std::to_string(testSize) + "-s" + std::to_string(seed);
+         std::to_string(trainSize) + "-" + std::to_string(testSize) + "-s" + std::to_string(seed) +
+         (queryValue ? "-qvalue" : "");
 }
 
 namespace {
@@ -46,12 +47,14 @@ Dataset generate(const ARConfig &c, int64_t n, std::mt19937_64 &rng) {
       doc.push_back(firstValue + values[p]);
     }
     const int32_t divider = static_cast<int32_t>(2 * c.numPairs + 1);
+    const int32_t k = firstKey + keys[q], v = firstValue + values[q];
     doc.push_back(kEos);
-    doc.push_back(firstKey + keys[q]);
-    doc.push_back(firstValue + values[q]);
+    doc.push_back(c.queryValue ? v : k); // the query
+    doc.push_back(c.queryValue ? k : v); // its answer
     doc.push_back(kEos);
-    // The logits at the query key (divider + 1) predict v_q.
-    d.append(doc, divider + 1, firstValue + values[q], static_cast<int32_t>(2 * q + 1),
+    // The logits at the query (divider + 1) predict the answer. The roles
+    // stay where the pair stands in context: key 2q+1, value 2q+2.
+    d.append(doc, divider + 1, c.queryValue ? k : v, static_cast<int32_t>(2 * q + 1),
              static_cast<int32_t>(2 * q + 2), divider + 1, divider);
   }
   return d;

@@ -3,7 +3,8 @@
 // tinylang's AR: documents [BOS, k₁, v₁, …, k_n, v_n, EOS, k_q, v_q, EOS],
 // keys and values drawn without replacement from disjoint vocabularies
 // (a new key→value map per document), one supervised token: v_q, read from
-// the logits at the query key. Plain C++ (no torch).
+// the logits at the query key. Reverse AR (query = "value") ends
+// [EOS, v_q, k_q, EOS] instead: the key is the answer. Plain C++ (no torch).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MIXC_RUNTIME_TASKS_AR_H
@@ -22,6 +23,10 @@ struct ARConfig {
   int64_t trainSize = 100032;
   int64_t testSize = 1024;
   uint64_t seed = 42;
+  /// tinylang's query_type: "key" (the query is a key, the answer its value)
+  /// or "value" (reverse AR: the query is a value, the answer its key; the
+  /// context keeps its key-then-value order, reference §1's ar_32_reverse).
+  bool queryValue = false;
   int64_t keys() const { return numKV / 2; }
   /// 3 specials + keys + values + the unused row of tinylang's -100 entry.
   int64_t vocabSize() const { return numKV + 4; }

@@ -31,8 +31,11 @@ std::string identityChange(const TaskConfig &trained, const TaskConfig &asked) {
     if (!c.empty())
       why += (why.empty() ? "" : ", ") + c;
   };
-  if (!trained.isATR()) { // which tokens are keys and which values
+  if (!trained.isATR()) { // which tokens are keys and which values, and which one is asked for
     note(changed("num_kv", trained.ar.numKV, asked.ar.numKV));
+    if (trained.ar.queryValue != asked.ar.queryValue)
+      note(std::string("task.query (trained ") + (trained.ar.queryValue ? "value" : "key") + ", asked " +
+           (asked.ar.queryValue ? "value" : "key") + ")");
     return why;
   }
   const ATRConfig &t = trained.atr, &a = asked.atr; // the grammar and its terminals' tokens

@@ -30,7 +30,7 @@ struct TaskConfig {
 
 /// What of `asked` makes it another task than the one a model was `trained`
 /// on ("" when nothing): the task's name; AR's num_kv (which tokens are
-/// keys and which values); ATR's grammar (its terminals, nonterminals, rule
+/// keys and which values) and query (key or value); ATR's grammar (its terminals, nonterminals, rule
 /// shapes and seed: the seed draws the grammar). An evaluation may change
 /// the rest (AR's seed and num_pairs, ATR's depth, lengths and held-out
 /// split, the set sizes): the same task, other documents.

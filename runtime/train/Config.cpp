@@ -159,7 +159,7 @@ std::string resolve(const std::string &p, const std::string &baseDir, const std:
 constexpr int64_t kMaxThreads = 1024;
 constexpr int64_t kMaxEpochs = 1000000;
 
-const std::set<std::string> kArKeys = {"num_kv", "num_pairs"};
+const std::set<std::string> kArKeys = {"num_kv", "num_pairs", "query"};
 const std::set<std::string> kAtrKeys = {"num_terminals", "num_nonterminals", "max_rhs_len",
                                         "max_rules_per_nt", "max_depth",
                                         "terminal_occurrence_factor", "held_out", "max_string_len"};
@@ -205,6 +205,12 @@ void readTask(Reader &r, const toml::table &root, TrainConfig &c) {
   if (!t.isATR()) {
     r.get(task, "num_kv", "task", t.ar.numKV);
     r.get(task, "num_pairs", "task", t.ar.numPairs);
+    std::string query = "key";
+    r.get(task, "query", "task", query);
+    if (query != "key" && query != "value")
+      r.fail(task->get("query")->source(),
+             "task.query is what the query token is: \"key\" (AR) or \"value\" (reverse AR), got \"" + query + "\"");
+    t.ar.queryValue = query == "value";
     sizes(t.ar.trainSize, t.ar.testSize, t.ar.seed);
     if (t.ar.numKV < 4 || t.ar.numKV % 2 || t.ar.numPairs < 1 || t.ar.numPairs > t.ar.keys())
       r.fail(task ? task->source() : root.source(),
@@ -447,6 +453,8 @@ std::string runSettings(const TrainConfig &c) {
        << a.heldOut << "\ntask.max_string_len = " << a.maxStringLen;
   } else {
     ss << "task.num_kv = " << t.ar.numKV << "\ntask.num_pairs = " << t.ar.numPairs;
+    if (t.ar.queryValue) // only then: the checkpoints of AR runs keep their settings
+      ss << "\ntask.query = value";
   }
   ss << "\ntask.train_size = " << t.trainSize() << "\ntask.test_size = " << t.testSize()
      << "\ntask.seed = " << (t.isATR() ? t.atr.seed : t.ar.seed) << "\ntrain.epochs = " << c.epochs

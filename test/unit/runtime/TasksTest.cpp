@@ -62,6 +62,30 @@ TEST(AR, DocumentLayout) {
   EXPECT_EQ(queried.size(), 16u) << "every pair index gets queried";
 }
 
+// Reverse AR (task.query = "value", reference §1's ar_32_reverse): the
+// context is unchanged, the query is the value in context and the answer its
+// key; the roles stay where the pair stands.
+TEST(AR, ReverseQueriesTheValueForItsKey) {
+  ARConfig forward, reverse;
+  forward.trainSize = reverse.trainSize = 200;
+  forward.testSize = reverse.testSize = 10;
+  reverse.queryValue = true;
+  TaskData f = makeAR(forward, ""), r = makeAR(reverse, "");
+  EXPECT_NE(forward.key(), reverse.key()) << "a cache of one is not read as the other";
+  for (int64_t i = 0; i < r.train.size(); ++i) {
+    const int32_t *doc = &r.train.tokens[i * 37], *same = &f.train.tokens[i * 37];
+    EXPECT_TRUE(std::equal(doc, doc + 34, same)) << "the same context as forward AR from the same seed";
+    EXPECT_EQ(doc[34], doc[r.train.valuePos[i]]) << "the query is a value in context";
+    EXPECT_EQ(doc[35], doc[r.train.keyPos[i]]) << "the answer is its key";
+    EXPECT_GE(doc[34], 4099);
+    EXPECT_LE(doc[35], 4098);
+    EXPECT_EQ(r.train.target[i], doc[35]);
+    EXPECT_EQ(r.train.readout[i], 34);
+    EXPECT_EQ(r.train.valuePos[i], r.train.keyPos[i] + 1);
+    EXPECT_EQ(r.train.keyPos[i], f.train.keyPos[i]);
+  }
+}
+
 TEST(AR, DeterministicAndCached) {
   ARConfig c;
   c.numKV = 64;
@@ -336,6 +360,9 @@ TEST(TaskIdentity, DocumentsMayChangeTheLayoutAndGrammarMayNot) {
   TaskConfig smaller = ar;
   smaller.ar.numKV = 64; // a smaller vocabulary fits the model but moves the values' tokens
   EXPECT_EQ(identityChange(ar, smaller), "task.num_kv (trained 8192, asked 64)");
+  TaskConfig reverse = ar;
+  reverse.ar.queryValue = true; // the same tokens, the other one asked for
+  EXPECT_EQ(identityChange(ar, reverse), "task.query (trained key, asked value)");
   TaskConfig atr;
   atr.name = "atr";
   EXPECT_EQ(identityChange(ar, atr), "task.name (trained ar, asked atr)");
