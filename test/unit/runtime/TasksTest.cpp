@@ -2,6 +2,7 @@
 #include "runtime/tasks/AR.h"
 #include "runtime/tasks/ATR.h"
 #include "runtime/tasks/Task.h"
+#include "runtime/analysis/Intervene.h"
 
 #include <gtest/gtest.h>
 
@@ -384,4 +385,51 @@ TEST(TaskIdentity, DocumentsMayChangeTheLayoutAndGrammarMayNot) {
   EXPECT_EQ(one([](ATRConfig &a) { a.seed = 1; }), "task.seed (trained 42, asked 1)");
   EXPECT_EQ(one([](ATRConfig &a) { a.seed = 1, a.numTerminals = 8; }),
             "task.num_terminals (trained 20, asked 8), task.seed (trained 42, asked 1)");
+}
+
+namespace {
+/// What a corruption of `what` may change (issue 61: the rule, not only the
+/// numbers): the one token at the role's position in each document, to a
+/// token of [low, high) other than the one there; nothing else.
+void expectCorruption(const Dataset &d, int64_t n, const std::string &what, int32_t low, int32_t high) {
+  const std::vector<int32_t> out = mixc::analysis::corruptTokens(d, n, what, 7);
+  ASSERT_EQ(out.size(), static_cast<size_t>(n * d.seqLen));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t at = what == "key" ? d.keyPos[i] : d.valuePos[i];
+    for (int64_t t = 0; t < d.seqLen; ++t) {
+      const int32_t before = d.tokens[i * d.seqLen + t], after = out[i * d.seqLen + t];
+      if (t != at) {
+        EXPECT_EQ(after, before) << what << ": document " << i << " changed at " << t;
+        continue;
+      }
+      EXPECT_NE(after, before) << what << ": document " << i << " kept its token";
+      EXPECT_GE(after, low) << what << ": document " << i;
+      EXPECT_LT(after, high) << what << ": document " << i;
+    }
+  }
+  EXPECT_EQ(out, mixc::analysis::corruptTokens(d, n, what, 7)) << "one seed, one corruption";
+  EXPECT_NE(out, mixc::analysis::corruptTokens(d, n, what, 8)) << "another seed, another";
+  const std::vector<int32_t> none = mixc::analysis::corruptTokens(d, n, "none", 7);
+  EXPECT_TRUE(std::equal(none.begin(), none.end(), d.tokens.begin()));
+}
+} // namespace
+
+// AR: a corrupted key is another key; a corrupted value is replaced by a key
+// id too (the reference code's quirk, reference §6 and §10).
+TEST(AR, CorruptionDrawsAnotherKey) {
+  ARConfig c;
+  c.trainSize = 10;
+  c.testSize = 200;
+  TaskData d = makeAR(c, "");
+  expectCorruption(d.test, 200, "key", 3, 3 + 4096);
+  expectCorruption(d.test, 200, "value", 3, 3 + 4096);
+}
+
+// ATR: a corrupted child is another terminal.
+TEST(ATR, CorruptionDrawsAnotherTerminal) {
+  ATRConfig c;
+  c.trainSize = 10;
+  c.testSize = 100;
+  TaskData d = makeATR(c, "");
+  expectCorruption(d.test, 100, "key", 3, 3 + 20);
 }
