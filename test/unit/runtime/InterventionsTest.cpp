@@ -120,6 +120,51 @@ TEST(Interventions, ZeroEqualsTheNodeTimesZero) {
   EXPECT_LT((out.slice(0, 4, 8) - original->forward(docs)).abs().max().item<double>(), 1e-6);
 }
 
+// `mean NODE at key` (issue 61 item 1): in the cell's rows, the node's value
+// at each document's key becomes the source run's average of that node at
+// the documents' keys (examples/interventions/ablations.rw), computed here
+// by hand and applied to a plain model through its edit hook, an
+// independent path; the other positions and the source and base blocks
+// keep their values.
+TEST(Interventions, MeanIsTheSourceRunsAverageAtTheRole) {
+  at::set_num_threads(1);
+  graph::Graph g = compileGraph("based", {{"d", "16"}, {"vocab", "20"}});
+  graph::Graph meaned = rewrite(g, "mean layers[0].mixer_output at key\n");
+  auto a = model(meaned), plain = model(g);
+  a->initParameters(1);
+  copyWeights(*a, *plain);
+  torch::NoGradGuard noGrad;
+  const int64_t docs = 4, T = 9;
+  at::Tensor source = at::randint(3, 20, {docs, T}, at::kLong), base = at::randint(3, 20, {docs, T}, at::kLong);
+  Model::Options o = layout(docs, T);
+  at::Tensor keys = at::tensor({1, 3, 5, 2}, at::kLong);
+  o.interventions->roles["key"] = keys;
+  at::Tensor out = a->forward(at::cat({source, base, base}, 0), o);
+  // The source run's values at the keys, their mean [D], by hand.
+  at::Tensor seen;
+  Model::Options observe;
+  observe.observe = [&](const std::string &name, const at::Tensor &v) {
+    if (name == "layers[0].mixer_output")
+      seen = v.clone();
+  };
+  plain->forward(source, observe);
+  at::Tensor mean = seen.index({at::arange(docs), keys}).mean(0); // [D]
+  Model::Options edit;
+  edit.edit = [&](const std::string &name, const at::Tensor &v) {
+    if (name != "layers[0].mixer_output")
+      return at::Tensor();
+    at::Tensor r = v.clone();
+    for (int64_t i = 0; i < docs; ++i)
+      r[i][keys[i].item<int64_t>()] = mean;
+    return r;
+  };
+  EXPECT_LT(relativeDifference(out.slice(0, 2 * docs, 3 * docs), plain->forward(base, edit)), 1e-5);
+  EXPECT_LT(relativeDifference(out.slice(0, 0, docs), plain->forward(source)), 1e-5);
+  EXPECT_LT(relativeDifference(out.slice(0, docs, 2 * docs), plain->forward(base)), 1e-5);
+  // Not the base run's own mean, nor a no-op: the edit shows.
+  EXPECT_GT((out.slice(0, 2 * docs, 3 * docs) - plain->forward(base)).abs().max().item<double>(), 1e-4);
+}
+
 TEST(Interventions, PatchingFromAnIdenticalSourceChangesNothing) {
   at::set_num_threads(1);
   graph::Graph g = compileGraph("mamba", {{"d", "16"}, {"vocab", "20"}});
