@@ -73,7 +73,10 @@ options:
                      --set task.num_pairs=8 (longer documents than trained on);
                      sweep: fixed in every cell, e.g. --set train.max_steps=100
                      (not a key the grid varies)
-  --out DIR          train: override [output] dir
+  --out DIR          train: the run folder (over [output] dir); intervene,
+                     attribute, align: the tables' folder (default
+                     RUN/interventions|attribution|align/SCRIPT); sweep: the
+                     sweep's folder (over [sweep] out)
   --max-steps N      train: override [train] max_steps (a quick look at a config)
   --init-from FILE   train: start from the weights in FILE (mixc export's
                      safetensors; every tensor of the model, same names and shapes)
