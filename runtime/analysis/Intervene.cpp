@@ -420,6 +420,20 @@ int64_t documentsPerForward(const graph::Graph &g, int64_t T, int64_t block, int
   return std::max<int64_t>(1, std::min<int64_t>(wanted, static_cast<int64_t>(budget / perDocument)));
 }
 
+/// Whether an intervention of the graph is a mean ablation (of a node, a
+/// state or a value in a scan's step): its mean is over the source rows of
+/// one forward, so those must be all of the run's documents.
+bool hasMean(const std::vector<graph::Node> &nodes) {
+  for (const graph::Node &n : nodes) {
+    if ((n.op == "patch" || n.op == "ablate" || n.op == graph::kStateEditOp) && n.attrs.count("kind") &&
+        rt::nodeAction(n) == Action::Mean)
+      return true;
+    if (hasMean(n.body))
+      return true;
+  }
+  return false;
+}
+
 /// Runs the cells in blocks of at most 64 (one batched forward per block
 /// and chunk of documents), so memory follows the block, not the script: a
 /// 10,000-cell sweep needs no more than a 64-cell one. A forward keeps to
@@ -430,8 +444,15 @@ Measured measureCells(CorruptionExperiment &exp, const InterveneSpec &spec, cons
   Measured r;
   r.block = std::min<int64_t>(std::max<int64_t>(C, 1), 64);
   std::string unused; // checked by the caller before any work
-  r.chunk = documentsPerForward(exp.model().graph(), exp.seqLen(), r.block,
-                                std::max<int64_t>(1, 512 / (r.block + 2)), unused);
+  const graph::Graph &g = exp.model().graph();
+  if (hasMean(g.nodes)) { // "mean over the source run": every document in each forward, fewer cells
+    r.block = std::clamp<int64_t>(512 / std::max<int64_t>(n, 1) - 2, 1, r.block);
+    while (r.block > 1 && documentsPerForward(g, exp.seqLen(), r.block, n, unused) < n)
+      r.block /= 2;
+    r.chunk = n;
+  } else {
+    r.chunk = documentsPerForward(g, exp.seqLen(), r.block, std::max<int64_t>(1, 512 / (r.block + 2)), unused);
+  }
   r.docClean.assign(n, 0), r.docCorrupt.assign(n, 0), r.docPatched.assign(C, std::vector<double>(n));
   r.pPatched.assign(C, 0);
   const int64_t cleanBlock = spec.swap ? 1 : 0, corruptBlock = spec.swap ? 0 : 1;
@@ -584,6 +605,10 @@ support::Status intervene(const std::string &checkpoint, const graph::Graph &g, 
   if (std::string tooLarge; documentsPerForward(g, exp.seqLen(), std::min<int64_t>(std::max<int64_t>(cells, 1), 64),
                                                 1, tooLarge) == 0)
     return support::Status::failed(tooLarge); // before any work or folder
+  if (std::string unused; hasMean(g.nodes) && documentsPerForward(g, exp.seqLen(), 1, exp.docs(), unused) < exp.docs())
+    return support::Status::failed("a mean ablation averages over all " + std::to_string(exp.docs()) +
+                                   " source documents in one forward, and they do not fit in memory at once; "
+                                   "give fewer documents (--size)");
   // Before the work: a folder that cannot be written, or that holds
   // another script's tables, is refused at once. The caller's own documents
   // write only where asked: the run's folder holds the task's tables.
