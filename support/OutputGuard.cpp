@@ -46,12 +46,17 @@ std::string outputClash(const std::string &output, const std::vector<std::string
       return "the output " + output + " would replace " + name + " in the input folder " + in +
              " (a file mixc keeps there; give another -o)";
   }
-  if (!managed)
+  if (!managed || mixcFolderMark(out.parent_path().string()).empty())
     return "";
+  return "the output " + output + " would replace " + name + ", a file mixc keeps in the folder " +
+         out.parent_path().string() + " (give another -o)";
+}
+
+std::string mixcFolderMark(const std::string &dir) {
+  std::error_code ec;
   for (const char *mark : kFolderMarks)
-    if (fs::exists(out.parent_path() / mark, ec))
-      return "the output " + output + " would replace " + name + ", a file mixc keeps in the folder " +
-             out.parent_path().string() + " (give another -o)";
+    if (fs::exists(fs::path(dir) / mark, ec))
+      return mark;
   return "";
 }
 

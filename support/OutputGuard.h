@@ -23,6 +23,11 @@ namespace mixc::support {
 /// sweep-meta.toml, .lock, ...) inside a run or sweep folder.
 std::string outputClash(const std::string &output, const std::vector<std::string> &inputs);
 
+/// The file that makes `dir` one of mixc's run, sweep or bundle folders
+/// (checkpoint.pt, result.toml, sweep-meta.toml, .lock, mixc-bundle), or ""
+/// when it holds none.
+std::string mixcFolderMark(const std::string &dir);
+
 /// Why mixc must not write its files into the folder `dir`, or "" when it
 /// may: `dir` is missing or empty, or it already holds one of `marks` (a
 /// file only mixc writes there, e.g. "mixc-bundle", "checkpoint.pt").

@@ -92,10 +92,12 @@ std::string outFolderProblem(const fs::path &dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec) || insideARun(dir))
     return "";
-  for (const char *mark : {"sweep-meta.toml", "checkpoint.pt", "result.toml", "cell.toml", ".lock", "mixc-bundle"})
-    if (fs::exists(dir / mark, ec))
-      return "--out " + dir.string() + " is a run, sweep or bundle folder (it holds " + mark +
-             "), and the analysis' tables would replace its own; give --out a folder of its own";
+  std::string mark = support::mixcFolderMark(dir.string());
+  if (mark.empty() && fs::exists(dir / "cell.toml", ec)) // a sweep's cell before its run began
+    mark = "cell.toml";
+  if (!mark.empty())
+    return "--out " + dir.string() + " is a run, sweep or bundle folder (it holds " + mark +
+           "), and the analysis' tables would replace its own; give --out a folder of its own";
   return support::foreignFolder(dir.string(), {kAnalysisMark}, "an analysis folder");
 }
 
