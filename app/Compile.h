@@ -34,6 +34,7 @@ struct ModelRequest {
   std::vector<std::string> includeDirs;    // searched for imports before the source root
   std::string rewrite;                     // a .rw script applied while compiling ("": none)
   mix::Stage stage = mix::Stage::Lowered;
+  bool linearityRemarks = false;           // say why a scan keeps its sequential form (--emit=mlir)
 };
 
 /// An intervention script read once: its parse, sources and digest.

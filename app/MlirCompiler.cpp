@@ -23,7 +23,7 @@ public:
     if (!request.rewrite.empty() && !dsl::loadRewrite(request.rewrite, sources, script, diagnostics))
       return support::Status::failed("");
     if (!mix::compileProgram(*program, sources, request.stage, out, diagnostics,
-                             request.rewrite.empty() ? nullptr : &script))
+                             request.rewrite.empty() ? nullptr : &script, request.linearityRemarks))
       return support::Status::failed("");
     return support::Status::ok();
   }

@@ -164,6 +164,7 @@ int compileCommand(const Options &o, KernelCheck checkKernels) {
     return usage("--emit=bundle writes a folder: give it with -o DIR");
   mixc::app::ModelRequest req = request(o, o.files[0]);
   req.stage = o.emit == "mlir-import" ? mix::Stage::Import : mix::Stage::Lowered;
+  req.linearityRemarks = o.emit == "mlir";
   if (o.emit == "bundle") // the scripts are compiled against the plain model, as `mixc intervene` does
     req.rewrite.clear();
   mix::CompileResult result;

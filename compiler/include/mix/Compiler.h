@@ -31,10 +31,12 @@ struct CompileResult {
 };
 
 /// Imports `program` and runs the pipeline up to `stage`. Errors are printed
-/// to `err` as `file:line:col: error: ...` with the source line and a caret.
+/// to `err` as `file:line:col: error: ...` with the source line and a caret;
+/// with `linearityRemarks`, also a remark for each scan that keeps its
+/// sequential form, saying why (mix/ScanLinearity.h).
 bool compileProgram(const mixc::dsl::Program &program, const mixc::dsl::SourceManager &sources,
                     Stage stage, CompileResult &result, std::ostream &err,
-                    const mixc::dsl::RwScript *rewrites = nullptr);
+                    const mixc::dsl::RwScript *rewrites = nullptr, bool linearityRemarks = false);
 
 /// Applies an intervention script to a compiled graph (a checkpoint's):
 /// graph -> mix dialect -> -mix-apply-rewrites -> canonicalise -> graph.

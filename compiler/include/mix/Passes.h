@@ -14,6 +14,8 @@ std::unique_ptr<mlir::Pass> createInlinePass();
 std::unique_ptr<mlir::Pass> createShapeInferencePass();
 std::unique_ptr<mlir::Pass> createCheckNamesPass();
 std::unique_ptr<mlir::Pass> createFusePass();
+/// mix/ScanLinearity.h on every scan; `remarks`: say why a scan stays sequential.
+std::unique_ptr<mlir::Pass> createScanLinearityPass(bool remarks = false);
 /// The kernel back ends as passes that print (compiler/lib/CodeGen).
 std::unique_ptr<mlir::Pass> createMixToCppPass();
 std::unique_ptr<mlir::Pass> createMixToCuPass();

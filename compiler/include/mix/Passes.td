@@ -85,6 +85,39 @@ def MixApplyRewrites : Pass<"mix-apply-rewrites", "mlir::func::FuncOp"> {
   let constructor = "mix::createApplyRewritesPass()";
 }
 
+def MixScanLinearity : Pass<"mix-scan-linearity", "mlir::func::FuncOp"> {
+  let summary = "Decide whether each scan's step is linear in its states (the chunked form's precondition)";
+  let description = [{
+    Reads each `mix.scan`'s step as S_t = L_t(S_{t-1}) + W_t (mix/ScanLinearity.h):
+    L_t a decay (scalar, per row, per column, row times column, per element)
+    possibly times a rank-1 correction (I - b k k^T); W_t a sum of outer
+    products; each emitted value linear or affine in S_t, or a non-linear
+    function of values that contract S_t (a readout). Writes the verdict
+    onto the scan; with `remarks`, a scan that keeps its sequential form gets
+    a remark at the op that breaks linearity. Runs after the interventions:
+    an edit inside a step (a `mix.patch` on a step value) is an op the
+    analysis does not read through, so that scan stays sequential.
+
+    Before (GLA's step):
+    ```mlir
+    %y = mix.scan "scan"(%a, %k, %v, %q) {num_states = 1 : i64, ...} {
+      ... S = column(alpha) * S + outer(k, v); o = vecmat(q, S)
+    }
+    ```
+    After:
+    ```mlir
+    %y = mix.scan "scan"(%a, %k, %v, %q) {linearity = "chunkable",
+        linearity_emits = "scan.o: linear",
+        linearity_states = "S: decay.row, write outer", num_states = 1 : i64, ...}
+    ```
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "emit a remark naming why a scan stays sequential">
+  ];
+  let constructor = "mix::createScanLinearityPass()";
+}
+
 def MixFuse : Pass<"mix-fuse", "mlir::func::FuncOp"> {
   let summary = "Group elementwise chains and mixer prologues/epilogues into fused regions";
   let description = [{

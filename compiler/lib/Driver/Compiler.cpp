@@ -22,9 +22,10 @@ using namespace mlir;
 
 namespace {
 /// Adds the standard lowering pipeline: inline, infer shapes, canonicalise,
-/// check names; then the intervention script, if any; then fusion.
+/// check names; then the intervention script, if any; then the scans'
+/// linearity (remarks: why one stays sequential); then fusion.
 void buildPipeline(PassManager &pm, const mixc::dsl::RwScript *rewrites,
-                   const std::vector<std::string> &paths) {
+                   const std::vector<std::string> &paths, bool remarks) {
   pm.addPass(mix::createInlinePass());
   pm.addNestedPass<func::FuncOp>(mix::createShapeInferencePass());
   pm.addPass(createCanonicalizerPass());
@@ -33,6 +34,7 @@ void buildPipeline(PassManager &pm, const mixc::dsl::RwScript *rewrites,
     pm.addNestedPass<func::FuncOp>(mix::createApplyRewritesPass(*rewrites, paths));
     pm.addPass(createCanonicalizerPass());
   }
+  pm.addNestedPass<func::FuncOp>(mix::createScanLinearityPass(remarks));
   pm.addNestedPass<func::FuncOp>(mix::createFusePass());
 }
 
@@ -93,6 +95,7 @@ bool mix::rewriteGraph(const mixc::graph::Graph &graph, const mixc::dsl::RwScrip
   PassManager pm(&ctx);
   pm.addNestedPass<func::FuncOp>(mix::createApplyRewritesPass(script, diags.paths));
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(mix::createScanLinearityPass()); // read again: an edit may break it
   pm.addNestedPass<func::FuncOp>(mix::createFusePass()); // after the interventions
   bool ok = succeeded(verify(*module)) && succeeded(pm.run(*module));
   if (ok) {
@@ -118,7 +121,7 @@ bool mix::rewriteGraph(const mixc::graph::Graph &graph, const mixc::dsl::RwScrip
 bool mix::compileProgram(const mixc::dsl::Program &program,
                          const mixc::dsl::SourceManager &sources, Stage stage,
                          CompileResult &result, std::ostream &err,
-                         const mixc::dsl::RwScript *rewrites) {
+                         const mixc::dsl::RwScript *rewrites, bool linearityRemarks) {
   MLIRContext ctx;
   loadDialects(ctx);
   Diagnostics diags(ctx, sources);
@@ -131,7 +134,7 @@ bool mix::compileProgram(const mixc::dsl::Program &program,
     ok = succeeded(verify(*module));
   } else {
     PassManager pm(&ctx);
-    buildPipeline(pm, rewrites, paths);
+    buildPipeline(pm, rewrites, paths, linearityRemarks);
     ok = succeeded(pm.run(*module));
   }
   if (ok) {
