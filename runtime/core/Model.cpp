@@ -8,6 +8,7 @@
 #include "runtime/core/NodeAttrs.h"
 #include "runtime/core/Primitives.h"
 #include "runtime/core/Scan.h"
+#include "runtime/core/ScanChunked.h"
 
 #include <ATen/Parallel.h>
 #include <algorithm>
@@ -285,6 +286,10 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
     }
   m->kernels_ = std::move(kernels);
   m->bindRegions(ids);
+  for (const graph::Node &n : m->graph_.nodes)
+    if (n.op == "scan")
+      if (std::optional<graph::ChunkPlan> plan = chunkPlanOf(n))
+        m->chunkPlans_[&n] = std::move(*plan);
   return m;
 }
 
@@ -622,6 +627,23 @@ void Model::forwardScanLoop(const Step &s, const std::vector<at::Tensor> &args, 
   observeScanReads(*s.node, options, states, reads);
 }
 
+std::vector<std::pair<std::string, std::string>> Model::scanFormStatus() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const graph::Node &n : graph_.nodes) {
+    if (n.op != "scan")
+      continue;
+    std::string why;
+    if (!chunkPlans_.count(&n)) {
+      auto reason = n.attrs.find("linearity_reason"), gap = n.attrs.find("chunk_plan_gap");
+      why = reason != n.attrs.end() ? "not linear in its states: " + reason->second.s
+            : gap != n.attrs.end()  ? "no chunked form yet: " + gap->second.s
+                                    : "compiled without the linearity analysis (an older graph)";
+    }
+    out.emplace_back(n.name, why);
+  }
+  return out;
+}
+
 std::string Model::checkTensors() const {
   for (size_t i = 0; i < tensors_.size() && i < graph_.params.size(); ++i) {
     const at::Tensor &t = tensors_[i].second;
@@ -671,6 +693,14 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
       forwardScanLoop(s, args, options, values);
       continue;
     }
+    if (scanForm_.chunked && s.node->op == "scan" && !s.edits) // the chunked form, where the scan has one
+      if (auto plan = chunkPlans_.find(s.node); plan != chunkPlans_.end()) {
+        Outputs out = runScanChunked(args, *s.node, plan->second, scanForm_.chunk);
+        for (size_t r = 0; r < out.size(); ++r)
+          values[s.region ? s.regionResults[r] : s.firstResult + static_cast<int>(r)] = std::move(out[r]);
+        publish(options, s.node->name, values[s.region ? s.regionResults[0] : s.firstResult]);
+        continue;
+      }
     if (options.probes && s.edits) { // attribution through a built-in recurrence's state
       TORCH_CHECK(!s.region, "'", *s.stateName, "' is probed on the LibTorch back end, not in a fused kernel");
       values[s.firstResult] = probeRecurrence(*s.node, *s.edits, args, s.stateSize, options);

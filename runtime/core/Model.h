@@ -3,6 +3,7 @@
 #define MIXC_RUNTIME_CORE_MODEL_H
 
 #include "runtime/core/Generated.h"
+#include "abi/ChunkPlan.h"
 #include "abi/Graph.h"
 #include "runtime/kernels/KernelBuild.h"
 
@@ -142,6 +143,20 @@ public:
   /// The embedding's rows: tokens are in [0, vocabulary()); 0 without one.
   int64_t vocabulary() const;
 
+  /// How linear scans run (docs/chunked-form.md): their step loop (or its
+  /// generated kernel), or chunkwise from the compiler's plan
+  /// (runtime/core/ScanChunked.h) with `chunk` steps a chunk. A scan without
+  /// a plan, or one that an intervention, a hook or a read reaches inside,
+  /// runs its loop either way.
+  struct ScanForm {
+    bool chunked = false;
+    int64_t chunk = 64;
+  };
+  void setScanForm(ScanForm form) { scanForm_ = form; }
+  /// Per scan of the graph: "" when it runs chunkwise under the chunked
+  /// form, else why it keeps its loop.
+  std::vector<std::pair<std::string, std::string>> scanFormStatus() const;
+
   /// tokens [B, T] int64 -> the graph's first output (logits).
   at::Tensor forward(const at::Tensor &tokens, const Options &options) const;
   at::Tensor forward(const at::Tensor &tokens) const { return forward(tokens, Options{}); }
@@ -180,6 +195,8 @@ private:
   int inputValue_ = 0;
   std::vector<int> paramValues_;
   int outputValue_ = 0;
+  ScanForm scanForm_;
+  std::map<const graph::Node *, graph::ChunkPlan> chunkPlans_; // the scans that have one
 };
 
 } // namespace mixc::rt

@@ -329,11 +329,17 @@ bool parseConfig(const std::string &text, const std::string &path, const std::st
       if (k != "model" && k != "task" && k != "train" && k != "output")
         r.fail(k.source(), "unknown section [" + std::string(k.str()) +
                                "]; valid sections: model, task, train, output");
-    const toml::table *model = r.section("model", {"file", "name", "config"});
+    const toml::table *model = r.section("model", {"file", "name", "config", "scan_form", "scan_chunk"});
     if (!model || !model->get("file"))
       r.fail(root.source(), "[model] needs file = \"path/to/model.mix\"");
     r.get(model, "file", "model", c.modelFile);
     r.get(model, "name", "model", c.modelName);
+    r.get(model, "scan_form", "model", c.scanForm);
+    r.get(model, "scan_chunk", "model", c.scanChunk);
+    if (c.scanForm != "sequential" && c.scanForm != "chunked")
+      r.fail(model->get("scan_form")->source(), "model.scan_form must be \"sequential\" or \"chunked\"");
+    if (c.scanChunk < 1 || c.scanChunk > 4096)
+      r.fail(model->get("scan_chunk")->source(), "model.scan_chunk must be in [1, 4096] (steps per chunk)");
     c.modelFile = resolve(c.modelFile, baseDir, projectRoot);
     if (const toml::node *cfg = model->get("config")) {
       const toml::table *t = cfg->as_table();

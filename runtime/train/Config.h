@@ -18,6 +18,8 @@ struct TrainConfig {
   std::string modelFile;  // resolved path of the .mix file
   std::string modelName;  // empty: the file's last model
   std::vector<std::pair<std::string, std::string>> modelConfig; // [model.config]
+  std::string scanForm = "sequential"; // "chunked": linear scans chunkwise (docs/chunked-form.md)
+  int64_t scanChunk = 64;              // steps per chunk of the chunked form
   // [task]
   tasks::TaskConfig task;
   std::string cacheDir;   // empty: no cache

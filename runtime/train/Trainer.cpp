@@ -105,8 +105,10 @@ EvalResult evaluateOn(const rt::Model &m, const tasks::Dataset &d, int64_t n, in
 }
 
 /// The interpreter, or with a kernel library the generated back end; says
-/// which regions of the latter still run op by op, and why.
-std::unique_ptr<rt::Model> buildModel(const graph::Graph &g,
+/// which regions of the latter still run op by op, and why; under
+/// model.scan_form = "chunked", which scans run chunkwise and why the others
+/// keep their loop.
+std::unique_ptr<rt::Model> buildModel(const graph::Graph &g, const TrainConfig &c,
                                       const std::shared_ptr<const kernels::Library> &library, std::ostream &log,
                                       std::string &error) {
   std::unique_ptr<rt::Model> m = rt::Model::create(g, error, library);
@@ -118,6 +120,14 @@ std::unique_ptr<rt::Model> buildModel(const graph::Graph &g,
     for (const auto &[region, why] : m->regionStatus())
       if (!why.empty())
         log << "note: region " << region << " runs on LibTorch: " << why << "\n";
+  if (c.scanForm == "chunked") {
+    m->setScanForm({true, c.scanChunk});
+    for (const auto &[scan, why] : m->scanFormStatus())
+      if (why.empty())
+        log << "scan " << scan << ": chunked form, " << c.scanChunk << " steps a chunk\n";
+      else
+        log << "note: scan " << scan << " keeps its step loop: " << why << "\n";
+  }
   return m;
 }
 
@@ -339,7 +349,7 @@ support::Status train(const TrainConfig &c, const graph::Graph &g, const RunOpti
     return Status::failed(error);
   if (std::string why = trainingTooLarge(c, g); !why.empty())
     return Status::failed(why);
-  std::unique_ptr<rt::Model> model = buildModel(g, opts.kernels, io.log, error);
+  std::unique_ptr<rt::Model> model = buildModel(g, c, opts.kernels, io.log, error);
   if (!model)
     return Status::failed(error);
   if (support::stopRequested())
@@ -487,7 +497,7 @@ support::Status timeSteps(const TrainConfig &c, const graph::Graph &g, const Run
   at::Device device(at::kCPU);
   if (!rt::resolveDevice(opts.device, device, error))
     return support::Status::failed(error);
-  std::unique_ptr<rt::Model> model = buildModel(g, opts.kernels, log, error);
+  std::unique_ptr<rt::Model> model = buildModel(g, c, opts.kernels, log, error);
   if (!model)
     return support::Status::failed(error);
   tasks::TaskData data; // cached for the real run

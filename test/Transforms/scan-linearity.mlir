@@ -4,7 +4,7 @@
 //
 // Linear attention, S_t = S_{t-1} + k vᵀ, o_t = Sᵀ k: chunkable.
 // CHECK-LABEL: func.func @linear
-// CHECK: mix.scan "s"{{.*}}{linearity = "chunkable", linearity_emits = "o: linear", linearity_states = "S: identity, write outer", num_states = 1
+// CHECK: mix.scan "s"{{.*}}linearity = "chunkable", linearity_emits = "o: linear", linearity_states = "S: identity, write outer", num_states = 1
 func.func @linear(%k: tensor<?x?x4xf32>, %v: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
   %y = mix.scan "s"(%k, %v) {num_states = 1 : i64, sliced = array<i64: 1, 1>, state_names = ["S"]} : (tensor<?x?x4xf32>, tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
   ^bb0(%S: tensor<?x4x4xf32>, %kt: tensor<?x4xf32>, %vt: tensor<?x4xf32>):
@@ -23,7 +23,7 @@ func.func @linear(%k: tensor<?x?x4xf32>, %v: tensor<?x?x4xf32>) -> tensor<?x?x4x
 // REMARK-NOT: remark: scan 's' keeps its sequential form: {{.*}}'o'
 // REMARK: scan-linearity.mlir:[[# @LINE + 8]]:10: remark: scan 's' keeps its sequential form: the new S is not affine in the old one: 'next' divides by a value that depends on the state
 // CHECK-LABEL: func.func @normalised
-// CHECK: mix.scan "s"{{.*}}{linearity = "sequential", linearity_emits = "", linearity_reason = "the new S is not affine in the old one: 'next' divides by a value that depends on the state", linearity_states = "", num_states = 1
+// CHECK: mix.scan "s"{{.*}}linearity = "sequential", linearity_emits = "", linearity_reason = "the new S is not affine in the old one: 'next' divides by a value that depends on the state", linearity_states = "", num_states = 1
 func.func @normalised(%k: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
   %y = mix.scan "s"(%k) {num_states = 1 : i64, sliced = array<i64: 1>, state_names = ["S"]} : (tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
   ^bb0(%S: tensor<?x4xf32>, %kt: tensor<?x4xf32>):

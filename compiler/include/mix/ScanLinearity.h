@@ -87,6 +87,10 @@ struct ScanLinearity {
   std::vector<EmitForm> emits;
   std::string reason;            // why not chunkable ("" when it is)
   mlir::Operation *culprit = nullptr; // the op that breaks it, where one does
+  /// The chunked form for the runtime (abi/ChunkPlan.h, JSON); "" when the
+  /// scan is not chunkable or the runtime has no chunked form for it yet
+  /// (`planGap` says which part).
+  std::string chunkPlan, planGap;
 };
 
 /// Analyses `scan`'s step; never fails (a step it cannot read is sequential).
@@ -95,7 +99,8 @@ ScanLinearity analyzeScanLinearity(ScanOp scan);
 /// Writes the analysis onto `scan` as string attributes, visible in the IR
 /// and carried by the graph: `linearity` ("chunkable" | "sequential"),
 /// `linearity_states`, `linearity_emits` and, when sequential,
-/// `linearity_reason`.
+/// `linearity_reason`; `chunk_plan` where the runtime has the chunked form,
+/// else (a chunkable scan) `chunk_plan_gap`, why not yet.
 void annotateScanLinearity(ScanOp scan, const ScanLinearity &result);
 
 } // namespace mix

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "mix/ScanLinearity.h"
+#include "abi/ChunkPlan.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -22,6 +23,7 @@
 #include <set>
 
 using namespace mlir;
+namespace graph = mixc::graph;
 
 namespace mix {
 namespace {
@@ -122,6 +124,8 @@ public:
   const Abstract &of(Value v) { return values[v]; }
   /// The linear values that non-linear ops read (the readouts).
   const std::vector<Value> &readouts() const { return readValues; }
+  /// A free value as a sum of products of free values.
+  std::vector<Term> expand(Value v) { return freeTerms(v); }
 
 private:
   int fresh() { return nextLabel++; }
@@ -290,7 +294,8 @@ Abstract StepInterpreter::sum(SumOp op) {
   Abstract r = values[op.getX()];
   std::vector<int64_t> shape = innerShape(op.getX());
   auto type = op.getX().getType().cast<RankedTensorType>();
-  int64_t axis = op.getAxis() < 0 ? op.getAxis() + type.getRank() : op.getAxis();
+  const int64_t signedAxis = op.getAxisAttr().getInt(); // getAxis() is unsigned
+  int64_t axis = signedAxis < 0 ? signedAxis + type.getRank() : signedAxis;
   if (batched(op.getX()))
     --axis;
   if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
@@ -603,6 +608,173 @@ std::string unchunkable(const StateForm &s) {
   return "";
 }
 
+
+//===----------------------------------------------------------------------===//
+// The chunk plan (abi/ChunkPlan.h)
+//===----------------------------------------------------------------------===//
+
+/// Names a factor's value as the runtime finds it: "#N" for the step's
+/// argument N, else the step node's name.
+std::string valueRef(Value v) {
+  if (auto arg = v.dyn_cast<BlockArgument>())
+    return "#" + std::to_string(arg.getArgNumber());
+  return nodeName(v.getDefiningOp());
+}
+
+/// Letters for one term's labels: the state's axes 'r' and 'c' (a free
+/// term's own axes when it writes a state), others 'a', 'b', ...
+class Letters {
+public:
+  Letters(const Labels &rc) {
+    if (rc.size() > 0 && rc[0] >= 0)
+      of[rc[0]] = 'r';
+    if (rc.size() > 1 && rc[1] >= 0)
+      of[rc[1]] = 'c';
+  }
+  char operator()(int label) {
+    if (label < 0)
+      return '-';
+    auto [it, inserted] = of.try_emplace(label, next);
+    if (inserted)
+      next = next == 'b' ? 'd' : next == 'q' ? 's' : static_cast<char>(next + 1); // skip 'c', 'r'
+    return it->second;
+  }
+  std::string operator()(const Labels &ls) {
+    std::string s;
+    for (int l : ls)
+      s += (*this)(l);
+    return s;
+  }
+
+private:
+  std::map<int, char> of;
+  char next = 'a';
+};
+
+graph::ChunkTerm planTerm(const Term &t, const Labels &rc) {
+  Letters letters(rc);
+  graph::ChunkTerm out;
+  out.coef = t.coef;
+  out.state = t.state;
+  out.previous = t.state >= 0 && !t.fresh;
+  for (const Factor &f : t.factors)
+    out.factors.push_back({valueRef(f.root), letters(f.labels), f.reciprocal});
+  out.out = letters(t.out);
+  return out;
+}
+
+/// Whether every factor carries at most one letter, each of `allowed`.
+bool singleLetters(const graph::ChunkTerm &t, const std::string &allowed) {
+  for (const graph::ChunkFactor &f : t.factors) {
+    std::set<char> own;
+    for (char a : f.axes)
+      if (a != '-') {
+        if (allowed.find(a) == std::string::npos)
+          return false;
+        own.insert(a);
+      }
+    if (own.size() > 1)
+      return false;
+  }
+  return true;
+}
+
+/// An emitted value's state term: one of S's axes contracted by a vector,
+/// the other the value's one non-unit axis.
+bool readoutTerm(const graph::ChunkTerm &t) {
+  const bool keepsRow = t.out.find('r') != std::string::npos, keepsCol = t.out.find('c') != std::string::npos;
+  std::string rest = t.out;
+  rest.erase(std::remove(rest.begin(), rest.end(), '-'), rest.end());
+  return keepsRow != keepsCol && rest.size() == 1 && singleLetters(t, "rc");
+}
+
+/// A free term of an emitted value: every letter of `out` carried by a factor.
+bool evaluableTerm(const graph::ChunkTerm &t) {
+  for (char a : t.out)
+    if (a != '-' && llvm::none_of(t.factors, [&](const graph::ChunkFactor &f) {
+          return f.axes.find(a) != std::string::npos;
+        }))
+      return false;
+  return true;
+}
+
+std::string planState(const Abstract &next, unsigned k, graph::ChunkState &state) {
+  const Term *decay = nullptr;
+  for (const Term &t : next.terms) {
+    if (t.state < 0) {
+      graph::ChunkTerm w = planTerm(t, t.out);
+      if (!singleLetters(w, "rc"))
+        return "a write of state " + std::to_string(k) + " is not a product of a row and a column";
+      state.writes.push_back(w);
+    } else if (decay || t.state != static_cast<int>(k) || t.out != t.stateLabels || t.coef != 1)
+      return "state " + std::to_string(k) + " has a rank-1 correction (the delta rule's chunked form is not built yet)";
+    else
+      decay = &t;
+  }
+  graph::ChunkTerm d = planTerm(*decay, decay->stateLabels);
+  state.decay = d.factors;
+  return "";
+}
+
+/// The step nodes the plan's factors name and the nodes they read, in
+/// order: what the runtime computes for every step at once.
+std::vector<std::string> neededNodes(Block &step, const graph::ChunkPlan &plan) {
+  std::set<std::string> named;
+  auto add = [&](const std::vector<graph::ChunkFactor> &factors) {
+    for (const graph::ChunkFactor &f : factors)
+      if (f.value.empty() || f.value[0] != '#')
+        named.insert(f.value);
+  };
+  for (const graph::ChunkState &s : plan.states) {
+    add(s.decay);
+    for (const graph::ChunkTerm &t : s.writes)
+      add(t.factors);
+  }
+  for (const std::vector<graph::ChunkTerm> &e : plan.emits)
+    for (const graph::ChunkTerm &t : e)
+      add(t.factors);
+  llvm::DenseSet<Operation *> needed;
+  for (Operation &op : llvm::reverse(step.without_terminator())) // users come later: read first
+    if (named.count(nodeName(&op)) || llvm::any_of(op.getUsers(), [&](Operation *u) { return needed.count(u); }))
+      needed.insert(&op);
+  std::vector<std::string> out;
+  for (Operation &op : step.without_terminator())
+    if (needed.count(&op))
+      out.push_back(nodeName(&op));
+  return out;
+}
+
+/// The plan of a chunkable scan, or why the runtime has no chunked form for it.
+std::string buildPlan(ScanOp scan, StepInterpreter &expanded, StepInterpreter &anchored, std::string &json) {
+  Block &step = scan.getBody().front();
+  Operation *yield = step.getTerminator();
+  const unsigned numStates = static_cast<unsigned>(scan.getNumStates());
+  graph::ChunkPlan plan;
+  for (unsigned k = 0; k < numStates; ++k) {
+    if (innerShape(step.getArgument(k)).size() != 2)
+      return "state " + std::to_string(k) + " is not a matrix (vector states are not built yet)";
+    plan.states.emplace_back();
+    if (std::string why = planState(expanded.of(yield->getOperand(k)), k, plan.states.back()); !why.empty())
+      return why;
+  }
+  for (unsigned i = numStates; i < yield->getNumOperands(); ++i) {
+    Value v = yield->getOperand(i);
+    const Abstract &a = anchored.of(v);
+    if (a.kind == Abstract::NonLinear)
+      return "emitted value " + std::to_string(i - numStates) + " is a readout (not built yet)";
+    std::vector<graph::ChunkTerm> terms;
+    for (const Term &t : a.kind == Abstract::Linear ? a.terms : anchored.expand(v)) {
+      graph::ChunkTerm c = planTerm(t, t.stateLabels);
+      if (t.state >= 0 ? !readoutTerm(c) : !evaluableTerm(c))
+        return "emitted value " + std::to_string(i - numStates) + " has a term of another shape";
+      terms.push_back(c);
+    }
+    plan.emits.push_back(terms);
+  }
+  plan.freeNodes = neededNodes(step, plan);
+  json = graph::chunkPlanToJson(plan);
+  return "";
+}
 } // namespace
 
 std::string StateForm::text() const {
@@ -650,6 +822,7 @@ ScanLinearity analyzeScanLinearity(ScanOp scan) {
       return fail(r.why, a.kind == Abstract::NonLinear ? a.origin : v.getDefiningOp());
   }
   result.chunkable = true;
+  result.planGap = buildPlan(scan, expanded, anchored, result.chunkPlan);
   return result;
 }
 
@@ -668,6 +841,14 @@ void annotateScanLinearity(ScanOp scan, const ScanLinearity &result) {
     scan->removeAttr("linearity_reason");
   else
     scan->setAttr("linearity_reason", b.getStringAttr(result.reason));
+  if (result.chunkPlan.empty())
+    scan->removeAttr("chunk_plan");
+  else
+    scan->setAttr("chunk_plan", b.getStringAttr(result.chunkPlan));
+  if (result.planGap.empty())
+    scan->removeAttr("chunk_plan_gap");
+  else
+    scan->setAttr("chunk_plan_gap", b.getStringAttr(result.planGap));
 }
 
 } // namespace mix

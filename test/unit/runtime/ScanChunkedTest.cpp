@@ -1,0 +1,188 @@
+// The chunked form of a linear scan (runtime/core/ScanChunked.h) against the
+// scan's sequential loop (runScan) and against naive loops written here:
+// values and gradients, for T from 1 to 37 (not multiples of the chunk
+// included), chunks of 1 to 64 steps, and decays near 0 and near 1.
+#include "TestModels.h"
+#include "runtime/core/Scan.h"
+#include "runtime/core/ScanChunked.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+namespace graph = mixc::graph;
+
+namespace {
+/// The first scan node of `file` compiled with `config`.
+graph::Node firstScan(const std::string &file, const std::vector<mixc::dsl::ConfigEntry> &config) {
+  graph::Graph g = compileMixFile(file, config).graph;
+  for (const graph::Node &n : g.nodes)
+    if (n.op == "scan")
+      return n;
+  ADD_FAILURE() << file << " has no scan";
+  return {};
+}
+
+/// Random inputs for `scan` over [B, T]: the step arguments that the plan
+/// uses as decay factors uniform in [lo, hi], the others in [−1, 1].
+std::vector<at::Tensor> randomInputs(const graph::Node &scan, const graph::ChunkPlan &plan, int64_t B, int64_t T,
+                                     double lo, double hi) {
+  std::set<std::string> decays;
+  for (const graph::ChunkState &s : plan.states)
+    for (const graph::ChunkFactor &f : s.decay)
+      decays.insert(f.value);
+  const size_t numStates = plan.states.size();
+  std::vector<at::Tensor> inputs;
+  for (size_t i = numStates; i < scan.bodyArgs.size(); ++i) {
+    std::vector<int64_t> shape = scan.bodyArgs[i].shape;
+    shape[0] = B;
+    shape.insert(shape.begin() + 1, T);
+    const bool decay = decays.count("#" + std::to_string(i)) > 0;
+    inputs.push_back((decay ? at::rand(shape) * (hi - lo) + lo : at::rand(shape) * 2 - 1).set_requires_grad(true));
+  }
+  return inputs;
+}
+
+/// Σ out_j · w_j's gradient with respect to every input.
+std::vector<at::Tensor> gradients(const std::vector<at::Tensor> &outs, const std::vector<at::Tensor> &inputs,
+                                  const std::vector<at::Tensor> &weights) {
+  at::Tensor loss = at::zeros({}, at::kFloat);
+  for (size_t j = 0; j < outs.size(); ++j)
+    loss = loss + (outs[j] * weights[j]).sum();
+  return torch::autograd::grad({loss}, inputs);
+}
+
+struct Regime {
+  const char *name;
+  double lo, hi;
+};
+const Regime kRegimes[] = {{"mixed", 0.05, 0.999}, {"near 0", 1e-6, 1e-3}, {"near 1", 1 - 1e-4, 1.0}};
+
+/// Chunked = sequential (values 1e-5, gradients 1e-4 relative) over T, C and
+/// the decay regimes; `naive` (optional) is a third opinion on the values.
+void expectChunkedMatchesSequential(
+    const graph::Node &scan,
+    const std::function<std::vector<at::Tensor>(const std::vector<at::Tensor> &)> &naive = nullptr) {
+  std::optional<graph::ChunkPlan> plan = mixc::rt::chunkPlanOf(scan);
+  ASSERT_TRUE(plan) << scan.name << " has no chunk plan";
+  at::manual_seed(7);
+  for (const Regime &regime : kRegimes)
+    for (int64_t T : {1, 5, 16, 37})
+      for (int64_t C : {1, 4, 16, 64}) {
+        SCOPED_TRACE(std::string(regime.name) + " T=" + std::to_string(T) + " C=" + std::to_string(C));
+        std::vector<at::Tensor> in = randomInputs(scan, *plan, 3, T, regime.lo, regime.hi);
+        std::vector<at::Tensor> seq = mixc::rt::runScan(in, scan), chunked = mixc::rt::runScanChunked(in, scan, *plan, C);
+        ASSERT_EQ(seq.size(), chunked.size());
+        std::vector<at::Tensor> weights;
+        for (size_t j = 0; j < seq.size(); ++j) {
+          EXPECT_LT(relativeDifference(chunked[j], seq[j]), 1e-5) << "emitted value " << j;
+          weights.push_back(at::randn_like(seq[j]));
+        }
+        if (naive) {
+          std::vector<at::Tensor> byHand = naive(in);
+          for (size_t j = 0; j < byHand.size(); ++j)
+            EXPECT_LT(relativeDifference(chunked[j], byHand[j]), 1e-5) << "emitted value " << j << " by hand";
+        }
+        std::vector<at::Tensor> gs = gradients(seq, in, weights), gc = gradients(chunked, in, weights);
+        for (size_t i = 0; i < in.size(); ++i)
+          EXPECT_LT(relativeDifference(gc[i], gs[i]), 1e-4) << "gradient of input " << i;
+      }
+}
+} // namespace
+
+// GLA (stdlib/gla.mix): inputs α [B, T, d_k], k [B, T, d_k], v [B, T, d], q [B, T, d_k];
+//   S_t = diag(α_t) S_{t−1} + k_t v_tᵀ,  o_t = S_tᵀ q_t.
+TEST(ScanChunked, GlaMatchesTheLoopAndANaiveRecurrence) {
+  graph::Node scan = firstScan("stdlib/gla.mix", {{"d", "8"}});
+  expectChunkedMatchesSequential(scan, [](const std::vector<at::Tensor> &in) {
+    at::Tensor alpha = in[0].to(at::kDouble), k = in[1].to(at::kDouble), v = in[2].to(at::kDouble),
+               q = in[3].to(at::kDouble);
+    at::Tensor S = at::zeros({k.size(0), k.size(2), v.size(2)}, at::kDouble);
+    std::vector<at::Tensor> o;
+    for (int64_t t = 0; t < k.size(1); ++t) {
+      S = alpha.select(1, t).unsqueeze(2) * S + k.select(1, t).unsqueeze(2) * v.select(1, t).unsqueeze(1);
+      o.push_back((q.select(1, t).unsqueeze(2) * S).sum(1));
+    }
+    return std::vector<at::Tensor>{at::stack(o, 1)};
+  });
+}
+
+// RetNet (stdlib/retnet.mix): a constant scalar decay, a node of the step.
+TEST(ScanChunked, RetNetMatchesTheLoop) {
+  expectChunkedMatchesSequential(firstScan("stdlib/retnet.mix", {{"d", "8"}}));
+}
+
+// A row gate times a column gate (test/Transforms/Inputs/scan-linearity.mix, kind 0).
+TEST(ScanChunked, RowAndColumnGatesMatchTheLoop) {
+  expectChunkedMatchesSequential(firstScan("test/Transforms/Inputs/scan-linearity.mix", {{"kind", "0"}}));
+}
+
+// Kind 9: inputs k, g, v [B, T, d] (in the order the step first reads them); S_t = S_{t−1} diag(g_t) + v_t k_tᵀ;
+//   before_t = S_{t−1} k_t (read before the update, S's rows kept), after_t = S_tᵀ k_t.
+TEST(ScanChunked, ColumnDecayReadBeforeAndAfterTheUpdate) {
+  graph::Node scan = firstScan("test/Transforms/Inputs/scan-linearity.mix", {{"kind", "9"}});
+  expectChunkedMatchesSequential(scan, [](const std::vector<at::Tensor> &in) {
+    at::Tensor k = in[0].to(at::kDouble), g = in[1].to(at::kDouble), v = in[2].to(at::kDouble);
+    const int64_t d = k.size(2);
+    at::Tensor S = at::zeros({k.size(0), d, d}, at::kDouble);
+    std::vector<at::Tensor> before, after;
+    for (int64_t t = 0; t < k.size(1); ++t) {
+      before.push_back(at::matmul(S, k.select(1, t).unsqueeze(2)).squeeze(2));
+      S = S * g.select(1, t).unsqueeze(1) + v.select(1, t).unsqueeze(2) * k.select(1, t).unsqueeze(1);
+      after.push_back(at::matmul(k.select(1, t).unsqueeze(1), S).squeeze(1));
+    }
+    return std::vector<at::Tensor>{at::stack(before, 1), at::stack(after, 1)};
+  });
+}
+
+// What has no chunked form yet says so by having no plan (the loop runs).
+TEST(ScanChunked, ScansWithoutAChunkedFormHaveNoPlan) {
+  EXPECT_FALSE(mixc::rt::chunkPlanOf(firstScan("stdlib/gated_deltanet.mix", {{"d", "8"}}))) << "rank-1 correction";
+  EXPECT_FALSE(mixc::rt::chunkPlanOf(firstScan("test/Transforms/Inputs/scan-linearity.mix", {{"kind", "3"}})))
+      << "non-linear";
+}
+
+// A decay below zero is refused, not computed wrongly through its logarithm.
+TEST(ScanChunked, RefusesANegativeDecay) {
+  graph::Node scan = firstScan("stdlib/gla.mix", {{"d", "8"}});
+  std::optional<graph::ChunkPlan> plan = mixc::rt::chunkPlanOf(scan);
+  ASSERT_TRUE(plan);
+  std::vector<at::Tensor> in = randomInputs(scan, *plan, 2, 5, -0.5, 0.5);
+  try {
+    mixc::rt::runScanChunked(in, scan, *plan, 4);
+    FAIL() << "a negative decay was taken";
+  } catch (const c10::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("negative decay factor"), std::string::npos) << e.what();
+  }
+}
+
+// A whole model under Model::ScanForm: the same logits and parameter
+// gradients as its loop, on the LibTorch back end (GLA, T = 37: chunks of 16).
+TEST(ScanChunked, ModelUnderTheChunkedFormMatchesTheLoop) {
+  graph::Graph g = compileMixFile("stdlib/gla.mix", {{"d", "16"}, {"vocab", "30"}}).graph;
+  auto sequential = model(g), chunked = model(g);
+  ASSERT_TRUE(sequential && chunked);
+  chunked->setScanForm({true, 16});
+  for (const auto &[scan, why] : chunked->scanFormStatus())
+    EXPECT_EQ(why, "") << scan;
+  sequential->initParameters(3);
+  copyWeights(*sequential, *chunked);
+  at::manual_seed(5);
+  at::Tensor tokens = at::randint(0, 30, {3, 37}, at::kLong), w = at::randn({3, 37, 30});
+  at::Tensor a = sequential->forward(tokens), b = chunked->forward(tokens);
+  EXPECT_LT(relativeDifference(b, a), 1e-5);
+  (a * w).sum().backward();
+  (b * w).sum().backward();
+  for (size_t i = 0; i < chunked->tensors().size(); ++i) {
+    const at::Tensor &gb = chunked->tensors()[i].second, &ga = sequential->tensors()[i].second;
+    if (ga.requires_grad())
+      EXPECT_LT(relativeDifference(gb.grad(), ga.grad()), 1e-4) << chunked->tensors()[i].first;
+  }
+  // The chunked form did run: a chunk of 0 steps reaches it and is refused.
+  chunked->setScanForm({true, 0});
+  EXPECT_THROW(chunked->forward(tokens), c10::Error);
+  // What keeps its loop says why.
+  auto gdn = model(compileMixFile("stdlib/gated_deltanet.mix", {{"d", "8"}}).graph);
+  ASSERT_TRUE(gdn);
+  for (const auto &[scan, why] : gdn->scanFormStatus())
+    EXPECT_NE(why.find("rank-1 correction"), std::string::npos) << scan << ": " << why;
+}
