@@ -40,8 +40,13 @@ std::vector<ChunkTerm> termsOf(const json &j) {
 
 std::string chunkPlanToJson(const ChunkPlan &plan) {
   json states = json::array(), emits = json::array();
-  for (const ChunkState &s : plan.states)
-    states.push_back({{"decay", factorsJson(s.decay)}, {"writes", termsJson(s.writes)}});
+  for (const ChunkState &s : plan.states) {
+    json state = {{"decay", factorsJson(s.decay)}, {"writes", termsJson(s.writes)}};
+    if (!s.correctionAxis.empty())
+      state["correction"] = {{"axis", s.correctionAxis}, {"beta_coef", s.betaCoef},
+                             {"beta", factorsJson(s.beta)}, {"key", factorsJson(s.key)}};
+    states.push_back(state);
+  }
   for (const std::vector<ChunkTerm> &e : plan.emits)
     emits.push_back(termsJson(e));
   return json{{"free", plan.freeNodes}, {"states", states}, {"emits", emits}}.dump();
@@ -52,8 +57,19 @@ std::string chunkPlanFromJson(const std::string &text, ChunkPlan &plan) {
     json j = json::parse(text);
     plan = ChunkPlan{};
     plan.freeNodes = j.at("free").get<std::vector<std::string>>();
-    for (const json &s : j.at("states"))
-      plan.states.push_back({factorsOf(s.at("decay")), termsOf(s.at("writes"))});
+    for (const json &s : j.at("states")) {
+      ChunkState state{factorsOf(s.at("decay")), termsOf(s.at("writes")), "", 1, {}, {}};
+      if (s.contains("correction")) {
+        const json &c = s.at("correction");
+        state.correctionAxis = c.at("axis").get<std::string>();
+        state.betaCoef = c.at("beta_coef").get<double>();
+        state.beta = factorsOf(c.at("beta"));
+        state.key = factorsOf(c.at("key"));
+        if (state.correctionAxis != "r" && state.correctionAxis != "c")
+          return "malformed chunk plan: a correction's axis is 'r' or 'c', not '" + state.correctionAxis + "'";
+      }
+      plan.states.push_back(std::move(state));
+    }
     for (const json &e : j.at("emits"))
       plan.emits.push_back(termsOf(e));
   } catch (const std::exception &e) {

@@ -41,6 +41,13 @@ struct ChunkTerm {
 struct ChunkState {
   std::vector<ChunkFactor> decay; // each carries 'r', 'c', both or neither: D_t = Π factors
   std::vector<ChunkTerm> writes;  // W_t = Σ terms, each (row factors)(column factors)
+  /// The delta rule's correction, S_t = (D_t ⊙ S_{t−1})(I − β_t k_t k_tᵀ) + W_t
+  /// when it contracts S's columns (`correctionAxis` 'c'), (I − β_t k_t k_tᵀ)(D_t ⊙ S_{t−1})
+  /// + W_t its rows ('r'); empty: none. β_t = betaCoef · Π beta, k_t = Π key
+  /// (along that axis). Each write's factors along that axis are k's.
+  std::string correctionAxis;
+  double betaCoef = 1;
+  std::vector<ChunkFactor> beta, key;
 };
 
 struct ChunkPlan {

@@ -2,9 +2,10 @@
 // ops) against its sequential forms, in one process: the generated CPU
 // kernel of the scan's region (the fused step loop with its derived
 // backward) and the LibTorch reference loop (runScan). One layer's scan of
-// GLA and RetNet (stdlib), forward + backward, on the same random inputs in
-// [0.5, 1) (decays in range), at a constant B·T; prints tokens/s and the
-// chunked form's speed over each sequential one.
+// GLA, RetNet and Gated DeltaNet (stdlib), forward + backward, on the same
+// random inputs in [0.5, 1) (decays in range; divided by √d for Gated
+// DeltaNet, whose keys must stay at norm ≤ 1), at a constant B·T; prints
+// tokens/s and the chunked form's speed over each sequential one.
 //   build/bench/scan_chunked [--d 64,128] [--seq 37,256,1024,2048] [--tokens 4096] [--chunk 64]
 //                            [--reps 3] [--threads 1] [--loop-max 256]
 #include "BenchUtil.h"
@@ -18,6 +19,7 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -82,7 +84,9 @@ int benchModel(const std::string &arch, const std::string &d, const std::vector<
       for (size_t i = 0, k = 0; i < shape.size(); ++i)
         if (shape[i] == mixc::graph::kDynamic)
           shape[i] = k++ == 0 ? B : T;
-      inputs.push_back((at::rand(shape) * 0.5 + 0.5).requires_grad_(true));
+      // The delta rule's keys at norm <= 1 (its recurrence stays bounded): every input / √d.
+      const double scale = arch == "gated_deltanet" ? 1 / std::sqrt(std::stod(d)) : 1;
+      inputs.push_back(((at::rand(shape) * 0.5 + 0.5) * scale).requires_grad_(true));
     }
     const double kernel = timeBoth([&] { return mixc::rt::runRegion(bound, inputs); }, reps);
     const double chunked = timeBoth([&] { return mixc::rt::runScanChunked(inputs, *scan, *plan, chunk); }, reps);
@@ -123,7 +127,7 @@ int main(int argc, char **argv) {
   mixc::rt::setThreads(threads);
   std::printf("forward + backward of one scan, tokens/s (B·T = %lld)\n", (long long)tokens);
   std::printf("model      d     B     T  chunk  kernel (seq.)   chunked (LT)      loop (LT)  chunked speed: ×kernel  ×loop\n");
-  for (const std::string &arch : {std::string("gla"), std::string("retnet")})
+  for (const std::string &arch : {std::string("gla"), std::string("retnet"), std::string("gated_deltanet")})
     for (const std::string &d : widths)
       if (int rc = benchModel(arch, d, seqs, tokens, chunk, reps, loopMax))
         return rc;

@@ -241,6 +241,63 @@ at::Tensor chunkStep(const at::Tensor &S0, const Oriented &d, std::vector<Readou
   }
   return S;
 }
+/// The delta rule's state in its right form M [dv, dk] (S, or Sᵀ when the
+/// correction contracts rows), M_t = γ_t M_{t−1}(I − β_t k_t k_tᵀ) + x_t k_tᵀ,
+/// chunk by chunk in the WY/UT representation (Yang et al. 2024, "Parallelizing
+/// Linear Transformers with the Delta Rule over Sequence Length", §3; the gated
+/// form: Yang, Kautz and Hatamizadeh 2024, "Gated Delta Networks", §3). With
+/// Γ_ts = γ_t / γ_s (s ≤ t, cumulative decays within the chunk, ≤ 1):
+///   (I + tril(diag(β) K Kᵀ, −1)) W = diag(β) K
+///   (I + tril(diag(β) (Γ ⊙ K Kᵀ), −1)) Û = X,        Ũ = Û − γ ⊙ (W M_0ᵀ)
+///   o_t = γ_t M_0 q_t + Σ_{s≤t} Γ_ts (k_sᵀ q_t) ũ_s,   M_L = γ_L M_0 + Σ_s Γ_Ls ũ_s k_sᵀ
+/// (unit lower-triangular solves). Oriented here as S_or = M_ᵀ [B, dk, dv].
+at::Tensor deltaChunkStep(const at::Tensor &S0, const at::Tensor &g, const at::Tensor &K, const at::Tensor &beta,
+                          const at::Tensor &X, std::vector<Readout *> &rs, int64_t t0, int64_t L) {
+  const auto type = S0.scalar_type();
+  const at::Tensor gc = g.narrow(1, t0, L), G = gc.cumsum(1); // [B, L, 1], double
+  const at::Tensor Kc = K.narrow(1, t0, L), bc = beta.narrow(1, t0, L), Xc = X.narrow(1, t0, L);
+  const at::Tensor strictly = decayBetween(G, G, /*strict=*/true).squeeze(-1).to(type); // Γ_ts, s < t
+  const at::Tensor below = at::ones({L, L}, K.options()).tril(-1);
+  const at::Tensor KK = at::matmul(Kc, Kc.transpose(1, 2));                            // [B, L, L]
+  const at::Tensor A0 = bc * KK * below, eye = at::eye(L, K.options());
+  const at::Tensor W = at::linalg_solve_triangular(eye + A0, bc * Kc, false, true, true);
+  const at::Tensor U = at::linalg_solve_triangular(eye + A0 * strictly, Xc, false, true, true);
+  const at::Tensor Ut = U - G.exp().to(type) * at::matmul(W, S0); // [B, L, dv]
+  for (Readout *r : rs) {
+    const at::Tensor Gq = r->previous ? G - gc : G, q = r->q.narrow(1, t0, L);
+    const at::Tensor weights = decayBetween(Gq, G, r->previous).squeeze(-1).to(type); // Γ, s ≤ t (s < t)
+    at::Tensor o = Gq.exp().to(type) * at::matmul(q, S0) + at::matmul(at::matmul(q, Kc.transpose(1, 2)) * weights, Ut);
+    r->pieces.push_back(o * r->h.narrow(1, t0, L));
+  }
+  const at::Tensor GL = G.narrow(1, L - 1, 1); // [B, 1, 1]
+  return GL.exp().to(type) * S0 + at::matmul(Kc.transpose(1, 2), (GL - G).exp().to(type) * Ut);
+}
+
+/// A state with the delta rule's correction: its readouts (each contracting
+/// the key axis), chunk by chunk; returns the last state (as S).
+at::Tensor runDeltaState(const AllSteps &all, const graph::ChunkState &plan, const StateSteps &s,
+                         std::vector<Readout *> rs, int64_t chunk, const at::TensorOptions &options,
+                         const std::string &name) {
+  const char key = plan.correctionAxis[0], kept = key == 'c' ? 'r' : 'c';
+  TORCH_CHECK(!s.rowDecay && !s.columnDecay, "state '", name, "': the delta rule's chunked form takes a scalar decay");
+  for (Readout *r : rs)
+    TORCH_CHECK(r->rowsKept == (key == 'c'), "state '", name, "' is read along its keys: no chunked form");
+  const std::map<char, int64_t> dims = {{'r', s.m}, {'c', s.n}};
+  const at::Tensor K = all.product(plan.key, std::string(1, key), 1.0, dims);
+  const at::Tensor beta = all.product(plan.beta, "", plan.betaCoef, dims).unsqueeze(-1); // [B, T, 1]
+  at::Tensor X = at::zeros({all.B, all.T, dims.at(kept)}, options);
+  for (const ChunkTerm &w : plan.writes) {
+    std::vector<ChunkFactor> notKey;
+    for (const ChunkFactor &f : w.factors)
+      if (f.axes.find(key) == std::string::npos)
+        notKey.push_back(f);
+    X = X + all.product(notKey, std::string(1, kept), w.coef, dims);
+  }
+  at::Tensor S = at::zeros({all.B, dims.at(key), dims.at(kept)}, options);
+  for (int64_t t0 = 0; t0 < all.T; t0 += chunk)
+    S = deltaChunkStep(S, s.g, K, beta, X, rs, t0, std::min(chunk, all.T - t0));
+  return key == 'c' ? S.transpose(1, 2) : S;
+}
 } // namespace
 
 std::optional<graph::ChunkPlan> chunkPlanOf(const graph::Node &scan) {
@@ -295,6 +352,16 @@ std::vector<at::Tensor> runScanChunked(const std::vector<at::Tensor> &inputs, co
   }
   for (size_t k = 0; k < states.size(); ++k) {
     const StateSteps &s = states[k];
+    if (!plan.states[k].correctionAxis.empty()) {
+      std::vector<Readout *> rs;
+      for (Readout &r : readouts)
+        if (r.state == k)
+          rs.push_back(&r);
+      at::Tensor last = runDeltaState(all, plan.states[k], s, rs, chunk, inputs.at(0).options(), scan.bodyArgs[k].name);
+      if (finalStates)
+        finalStates->push_back(last);
+      continue;
+    }
     // Oriented so that the rows are the key axis of each readout: those that
     // keep S's rows see Sᵀ (and the decays and writes swapped).
     for (bool transposed : {false, true}) {

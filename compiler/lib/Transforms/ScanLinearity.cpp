@@ -698,21 +698,92 @@ bool evaluableTerm(const graph::ChunkTerm &t) {
   return true;
 }
 
+std::string factorName(const graph::ChunkFactor &f) { return f.value + "[" + f.axes + "]" + (f.inverse ? "/" : ""); }
+
+std::multiset<std::string> valuesOf(const std::vector<graph::ChunkFactor> &factors) {
+  std::multiset<std::string> out;
+  for (const graph::ChunkFactor &f : factors)
+    out.insert(f.value + (f.inverse ? "/" : ""));
+  return out;
+}
+
+/// The delta rule's correction term −β (D ⊙ S) k kᵀ (or its left form) into
+/// `state`, given the decay's factors; "" or what does not fit.
+std::string planCorrection(const Term &c, const std::vector<graph::ChunkFactor> &decay, graph::ChunkState &state) {
+  graph::ChunkTerm t = planTerm(c, c.stateLabels);
+  if (t.out.size() != 2)
+    return "a rank-1 correction of another shape";
+  char added;
+  if (t.out[0] == 'r' && t.out[1] != 'c' && t.out[1] != '-')
+    state.correctionAxis = "c", added = t.out[1];
+  else if (t.out[1] == 'c' && t.out[0] != 'r' && t.out[0] != '-')
+    state.correctionAxis = "r", added = t.out[0];
+  else
+    return "a rank-1 correction of another shape";
+  const char axis = state.correctionAxis[0];
+  std::multiset<std::string> decayLeft;
+  for (const graph::ChunkFactor &f : decay)
+    decayLeft.insert(factorName(f));
+  std::vector<graph::ChunkFactor> w;
+  for (const graph::ChunkFactor &f : t.factors) {
+    if (auto it = decayLeft.find(factorName(f)); it != decayLeft.end()) {
+      decayLeft.erase(it);
+      continue;
+    }
+    const bool onKey = f.axes.find(axis) != std::string::npos, onAdded = f.axes.find(added) != std::string::npos;
+    std::string letters = f.axes;
+    letters.erase(std::remove(letters.begin(), letters.end(), '-'), letters.end());
+    if (letters.empty())
+      state.beta.push_back(f);
+    else if (onKey && letters.size() == 1)
+      state.key.push_back(f);
+    else if (onAdded && letters.size() == 1)
+      w.push_back({f.value, std::string(f.axes).replace(f.axes.find(added), 1, 1, axis), f.inverse});
+    else
+      return "a rank-1 correction with a factor along two axes";
+  }
+  if (!decayLeft.empty() || state.key.empty() || valuesOf(state.key) != valuesOf(w))
+    return "a rank-1 correction that is not (D S)(I - b k k^T)";
+  state.betaCoef = -t.coef;
+  return "";
+}
+
 std::string planState(const Abstract &next, unsigned k, graph::ChunkState &state) {
-  const Term *decay = nullptr;
+  const Term *decay = nullptr, *correction = nullptr;
   for (const Term &t : next.terms) {
     if (t.state < 0) {
       graph::ChunkTerm w = planTerm(t, t.out);
       if (!singleLetters(w, "rc"))
         return "a write of state " + std::to_string(k) + " is not a product of a row and a column";
       state.writes.push_back(w);
-    } else if (decay || t.state != static_cast<int>(k) || t.out != t.stateLabels || t.coef != 1)
-      return "state " + std::to_string(k) + " has a rank-1 correction (the delta rule's chunked form is not built yet)";
-    else
+    } else if (t.state != static_cast<int>(k)) {
+      return "state " + std::to_string(k) + " reads another state";
+    } else if (t.out == t.stateLabels && t.coef == 1 && !decay) {
       decay = &t;
+    } else if (!correction) {
+      correction = &t;
+    } else {
+      return "state " + std::to_string(k) + " has two rank-1 corrections";
+    }
   }
-  graph::ChunkTerm d = planTerm(*decay, decay->stateLabels);
-  state.decay = d.factors;
+  if (!decay)
+    return "state " + std::to_string(k) + " has no decay term";
+  state.decay = planTerm(*decay, decay->stateLabels).factors;
+  if (!correction)
+    return "";
+  for (const graph::ChunkFactor &f : state.decay)
+    if (f.axes.find_first_not_of('-') != std::string::npos)
+      return "state " + std::to_string(k) + " has a rank-1 correction and a decay along an axis (not built yet)";
+  if (std::string why = planCorrection(*correction, state.decay, state); !why.empty())
+    return "state " + std::to_string(k) + " has " + why;
+  for (const graph::ChunkTerm &w : state.writes) { // each write x_t k_tᵀ along the key axis
+    std::vector<graph::ChunkFactor> onKey;
+    for (const graph::ChunkFactor &f : w.factors)
+      if (f.axes.find(state.correctionAxis[0]) != std::string::npos)
+        onKey.push_back(f);
+    if (valuesOf(onKey) != valuesOf(state.key))
+      return "state " + std::to_string(k) + " has a write that is not x k^T (not built yet)";
+  }
   return "";
 }
 
@@ -767,6 +838,9 @@ std::string buildPlan(ScanOp scan, StepInterpreter &expanded, StepInterpreter &a
       graph::ChunkTerm c = planTerm(t, t.stateLabels);
       if (t.state >= 0 ? !readoutTerm(c) : !evaluableTerm(c))
         return "emitted value " + std::to_string(i - numStates) + " has a term of another shape";
+      const std::string &axis = t.state >= 0 ? plan.states[t.state].correctionAxis : "";
+      if (!axis.empty() && c.out.find(axis[0]) != std::string::npos)
+        return "emitted value " + std::to_string(i - numStates) + " reads the delta rule's state along its values";
       terms.push_back(c);
     }
     plan.emits.push_back(terms);
