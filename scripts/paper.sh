@@ -24,7 +24,7 @@ jobs_flag=()
 # The learning-rate protocol's sweeps (issue 55) come last: the contradicting
 # cells at the paper's other rates, then a second seed.
 PAPER_SWEEPS="ar conv-ablation atr atr-mamba-noconv mamba-internals seeds full-length widths widths-128 hybrids \
-hybrids-attention-first lr-protocol-mamba-narrow lr-protocol-mamba-seeds lr-protocol-mamba-dconv2 lr-protocol-attention-128 \
+hybrids-attention-first lr-protocol-mamba-narrow lr-protocol-mamba-seeds lr-protocol-mamba-dconv2 lr-protocol-mamba-dconv2-seed lr-protocol-attention-128 \
 ar-1layer ar-nope ar-reverse ar-3layer atr-vocab8192"
 read -r -a SWEEPS <<< "${SWEEPS:-$PAPER_SWEEPS}"
 for s in "${SWEEPS[@]}"; do
