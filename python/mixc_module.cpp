@@ -57,6 +57,23 @@ struct PyModel {
       throw py::value_error("mixc: " + why);
   }
 
+  /// How linear scans run (Model::ScanForm): "sequential" or "chunked"
+  /// with `chunk` steps a chunk; returns, per scan, "" or why it keeps its loop.
+  std::map<std::string, std::string> setScanForm(const std::string &form, int64_t chunk) {
+    if (form != "sequential" && form != "chunked")
+      throw py::value_error("mixc: scan_form is \"sequential\" or \"chunked\", got \"" + form + "\"");
+    if (chunk < 1 || chunk > 4096)
+      throw py::value_error("mixc: scan_chunk is in [1, 4096], got " + std::to_string(chunk));
+    const Model::ScanForm f{form == "chunked", chunk};
+    model->setScanForm(f);
+    if (fast)
+      fast->setScanForm(f);
+    std::map<std::string, std::string> status;
+    for (const auto &[scan, why] : get().scanFormStatus())
+      status[scan] = form == "chunked" ? why : "scan_form is sequential";
+    return status;
+  }
+
   /// tokens [B, T] int64 -> logits [B, T, V]; differentiable in the
   /// parameters (torch autograd records the LibTorch ops).
   at::Tensor forward(const at::Tensor &tokens, const std::optional<at::Tensor> &readout) const {
@@ -442,6 +459,7 @@ PYBIND11_MODULE(_mixc, m) {
       .def("set_tensor", &PyModel::setTensor, py::arg("name"), py::arg("tensor"))
       .def("to", &PyModel::to, py::arg("device"))
       .def_property_readonly("backend", &PyModel::backend)
+      .def("set_scan_form", &PyModel::setScanForm, py::arg("form"), py::arg("chunk"))
       .def_readonly("notes", &PyModel::notes)
       .def("names", [](const PyModel &p) { return pointsToPython(mixc::app::namedPoints(p.get().graph())); })
       .def("graph_json", [](const PyModel &p) { return mixc::graph::toJson(p.get().graph()); })

@@ -216,6 +216,14 @@ class Model(torch.nn.Module):
         """What plain calls run on: "generated" or "libtorch"."""
         return self._impl.backend
 
+    def set_scan_form(self, form, chunk=64):
+        """How the model's linear scans run (docs/chunked-form.md): "sequential"
+        (their step loop or its generated kernel) or "chunked" (chunkwise from
+        the compiler's plan, `chunk` steps a chunk). Returns, per scan, "" when
+        it runs in that form, else why it keeps its loop. Hooks, caches and
+        interventions that reach inside a scan run its loop either way."""
+        return dict(self._impl.set_scan_form(form, int(chunk)))
+
     def names(self):
         return self._impl.names()
 
@@ -248,14 +256,20 @@ def _with_notes(impl):
     return Model(impl)
 
 
-def compile(path, model="", include=(), seed=0, backend="libtorch", **config):
+def compile(path, model="", include=(), seed=0, backend="libtorch", scan_form="sequential", scan_chunk=64,
+            **config):
     """Compiles a .mix file (model parameters as keywords: d=64) with fresh
     weights drawn from its init rules (`seed`). `backend`: "libtorch" (the
     interpreter), "generated" (the fused kernels `mixc train` runs, built
     into the cache the first time: seconds) or "auto" (generated where they
-    build, else LibTorch with a warning)."""
+    build, else LibTorch with a warning). `scan_form`, `scan_chunk`: as
+    Model.set_scan_form (a scan that keeps its loop under "chunked" warns)."""
     cfg = {k: _config_value(v) for k, v in config.items()}
-    return _with_notes(_mixc.compile(str(path), cfg, model, [str(i) for i in include], seed, backend))
+    m = _with_notes(_mixc.compile(str(path), cfg, model, [str(i) for i in include], seed, backend))
+    for scan, why in m.set_scan_form(scan_form, scan_chunk).items():
+        if scan_form == "chunked" and why:
+            warnings.warn(f"mixc: scan {scan} keeps its step loop: {why}", stacklevel=2)
+    return m
 
 
 def load(run, backend="libtorch"):

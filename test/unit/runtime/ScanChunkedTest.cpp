@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 namespace graph = mixc::graph;
+using mixc::rt::Model;
 
 namespace {
 /// The first scan node of `file` compiled with `config`.
@@ -228,4 +229,45 @@ TEST(ScanChunked, ModelUnderTheChunkedFormMatchesTheLoop) {
   ASSERT_TRUE(left);
   for (const auto &[scan, why] : left->scanFormStatus())
     EXPECT_NE(why.find("rank-1 correction and a decay along an axis"), std::string::npos) << scan << ": " << why;
+}
+
+// Interventions keep their meaning under the chunked form (issue 57 item 6):
+// a scan that an edit reaches runs its loop, so a chunked-form model gives the
+// sequential model's logits under a state patch, a state zeroing and a patch
+// of a step value, on GLA and Gated DeltaNet; and each edit changes the output
+// (the comparison is not of two unedited runs). Unedited scans in the same
+// model (the other layer) still run chunkwise.
+TEST(ScanChunked, InterventionsGiveTheSequentialFormsResults) {
+  at::set_num_threads(1);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"stdlib/gla.mix", "patch layers[0].mixer.S at key\n"},
+      {"stdlib/gla.mix", "zero layers[1].mixer.S at key\n"},
+      {"stdlib/gla.mix", "patch layers[0].mixer.scan._add5 at key\n"},
+      {"stdlib/gated_deltanet.mix", "patch layers[1].mixer.S at key\n"},
+      {"stdlib/gated_deltanet.mix", "patch layers[0].mixer.scan.decayed at key\n"},
+  };
+  for (const auto &[file, script] : cases) {
+    SCOPED_TRACE(file + ": " + script);
+    graph::Graph g = rewrite(compileMixFile(file, {{"d", "8"}, {"vocab", "20"}}).graph, script);
+    auto sequential = model(g), chunked = model(g);
+    ASSERT_TRUE(sequential && chunked);
+    chunked->setScanForm({true, 4});
+    sequential->initParameters(11);
+    copyWeights(*sequential, *chunked);
+    torch::NoGradGuard noGrad;
+    at::manual_seed(12);
+    const int64_t docs = 3, T = 9;
+    at::Tensor source = at::randint(3, 20, {docs, T}, at::kLong), base = at::randint(3, 20, {docs, T}, at::kLong);
+    at::Tensor tokens = at::cat({source, base, base}, 0); // [source, base, one cell]
+    Model::Options options;
+    Model::Interventions iv;
+    iv.docs = docs;
+    iv.roles["key"] = at::tensor(std::vector<int64_t>{1, 3, 5}, at::kLong);
+    options.interventions = iv;
+    at::Tensor a = sequential->forward(tokens, options), b = chunked->forward(tokens, options);
+    EXPECT_LT(relativeDifference(b, a), 1e-6);
+    EXPECT_GT(relativeDifference(b.slice(0, 2 * docs), b.slice(0, docs, 2 * docs)), 1e-4) << "the edit changed nothing";
+    chunked->setScanForm({true, 0}); // the other layer's scan reaches the chunked form: 0 steps are refused there
+    EXPECT_THROW(chunked->forward(tokens, options), c10::Error);
+  }
 }
