@@ -6,10 +6,14 @@
 // random inputs in [0.5, 1) (decays in range; divided by √d for Gated
 // DeltaNet, whose keys must stay at norm ≤ 1), at a constant B·T; prints
 // tokens/s and the chunked form's speed over each sequential one.
+// delta_scan is the built-in delta rule written as a scan
+// (test/DSL/Inputs/scan-equivalents.mix); its rows end with the built-in
+// delta_rule's hand-written kernel on inputs of the same shapes.
 //   build/bench/scan_chunked [--d 64,128] [--seq 37,256,1024,2048] [--tokens 4096] [--chunk 64]
-//                            [--reps 3] [--threads 1] [--loop-max 256]
+//                            [--reps 3] [--threads 1] [--loop-max 256] [--models gla,retnet,gated_deltanet,delta_scan]
 #include "BenchUtil.h"
 #include "app/Compile.h"
+#include "dsl/Program.h"
 #include "runtime/core/Generated.h"
 #include "runtime/core/Model.h"
 #include "runtime/core/Primitives.h"
@@ -19,6 +23,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -46,20 +51,73 @@ double timeBoth(const std::function<Outputs()> &run, int reps) {
   return (now() - t0) / reps;
 }
 
+/// A model of one layer: compiled, with its CPU kernels built.
+struct Compiled {
+  mix::CompileResult result;
+  std::shared_ptr<mixc::kernels::Library> library;
+};
+bool compileOne(const std::string &file, std::vector<mixc::dsl::ConfigEntry> config, Compiled &out) {
+  config.push_back({"n_layers", "1"});
+  mixc::app::ModelRequest request{std::string(MIXC_SOURCE_ROOT) + "/" + file, "", config};
+  if (!mixc::app::compiler().compile(request, out.result, std::cerr).isOk())
+    return false;
+  std::string error;
+  out.library = mixc::kernels::buildLibrary(out.result.cpuKernels, error);
+  if (!out.library)
+    std::cerr << error << "\n";
+  return out.library != nullptr;
+}
+
+/// Random inputs in [0.5, 1) (times `scale`) for `region`'s inputs over [B, T].
+std::vector<at::Tensor> regionInputs(const mixc::graph::Graph &g, const mixc::graph::Region &region, int64_t B,
+                                     int64_t T, double scale) {
+  const auto shapes = mixc::graph::valueShapes(g);
+  std::vector<at::Tensor> inputs;
+  at::manual_seed(0);
+  for (const std::string &name : region.inputs) {
+    std::vector<int64_t> shape = shapes.at(name);
+    for (size_t i = 0, k = 0; i < shape.size(); ++i)
+      if (shape[i] == mixc::graph::kDynamic)
+        shape[i] = k++ == 0 ? B : T;
+    inputs.push_back(((at::rand(shape) * 0.5 + 0.5) * scale).requires_grad_(true));
+  }
+  return inputs;
+}
+
+/// The hand-written delta_rule kernel (its region, with the fused prologue
+/// the primitive's model gives it) on random inputs: tokens/s per T.
+int benchDeltaPrimitive(const std::string &d, const std::vector<int64_t> &seqs, int64_t tokens, int reps) {
+  Compiled c;
+  if (!compileOne("test/DSL/Inputs/scan-equivalents.mix", {{"kind", "0"}, {"use_scan", "false"}, {"d", d}}, c))
+    return 1;
+  const mixc::graph::Region *region = nullptr;
+  for (const mixc::graph::Region &r : c.result.graph.regions)
+    if (r.kind == "delta_rule")
+      region = &r;
+  mixc::rt::BoundRegion bound;
+  if (!region || !mixc::rt::bindRegion(c.result.graph, *region, *c.library, bound).empty())
+    return 1;
+  for (int64_t T : seqs) {
+    const int64_t B = std::max<int64_t>(1, tokens / T);
+    std::vector<at::Tensor> inputs = regionInputs(c.result.graph, *region, B, T, 1 / std::sqrt(std::stod(d)));
+    const double t = timeBoth([&] { return mixc::rt::runRegion(bound, inputs); }, reps);
+    std::printf("%-14s %4s %5lld %5lld      - %14.0f   (the built-in delta_rule's hand-written kernel)\n",
+                "delta_rule", d.c_str(), (long long)B, (long long)T, static_cast<double>(B * T) / t);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int benchModel(const std::string &arch, const std::string &d, const std::vector<int64_t> &seqs, int64_t tokens,
                int64_t chunk, int reps, int64_t loopMax) {
-  mixc::app::ModelRequest request{std::string(MIXC_SOURCE_ROOT) + "/stdlib/" + arch + ".mix", "",
-                                  {{"d", d}, {"n_layers", "1"}}};
-  mix::CompileResult compiled;
-  if (!mixc::app::compiler().compile(request, compiled, std::cerr).isOk())
+  // The delta rule written as a scan (test/DSL/Inputs/scan-equivalents.mix), beside the stdlib's scans.
+  Compiled c;
+  const bool deltaScan = arch == "delta_scan";
+  if (!(deltaScan ? compileOne("test/DSL/Inputs/scan-equivalents.mix", {{"kind", "0"}, {"use_scan", "true"}, {"d", d}}, c)
+                  : compileOne("stdlib/" + arch + ".mix", {{"d", d}}, c)))
     return 1;
-  std::string error;
-  auto library = mixc::kernels::buildLibrary(compiled.cpuKernels, error);
-  if (!library) {
-    std::cerr << error << "\n";
-    return 1;
-  }
-  const mixc::graph::Graph &g = compiled.graph;
+  const auto &library = c.library;
+  const mixc::graph::Graph &g = c.result.graph;
   const mixc::graph::Node *scan = nullptr;
   for (const mixc::graph::Node &n : g.nodes)
     if (n.op == "scan")
@@ -74,20 +132,11 @@ int benchModel(const std::string &arch, const std::string &d, const std::vector<
     std::cerr << arch << ": no scan region with a kernel and a chunk plan\n";
     return 1;
   }
-  const auto shapes = mixc::graph::valueShapes(g);
   for (int64_t T : seqs) {
     const int64_t B = std::max<int64_t>(1, tokens / T);
-    std::vector<at::Tensor> inputs;
-    at::manual_seed(0);
-    for (const std::string &name : region->inputs) {
-      std::vector<int64_t> shape = shapes.at(name);
-      for (size_t i = 0, k = 0; i < shape.size(); ++i)
-        if (shape[i] == mixc::graph::kDynamic)
-          shape[i] = k++ == 0 ? B : T;
-      // The delta rule's keys at norm <= 1 (its recurrence stays bounded): every input / √d.
-      const double scale = arch == "gated_deltanet" ? 1 / std::sqrt(std::stod(d)) : 1;
-      inputs.push_back(((at::rand(shape) * 0.5 + 0.5) * scale).requires_grad_(true));
-    }
+    // The delta rule's keys at norm <= 1 (its recurrence stays bounded): every input / √d.
+    const double scale = arch == "gated_deltanet" || deltaScan ? 1 / std::sqrt(std::stod(d)) : 1;
+    std::vector<at::Tensor> inputs = regionInputs(g, *region, B, T, scale);
     const double kernel = timeBoth([&] { return mixc::rt::runRegion(bound, inputs); }, reps);
     const double chunked = timeBoth([&] { return mixc::rt::runScanChunked(inputs, *scan, *plan, chunk); }, reps);
     const double loop = T <= loopMax ? timeBoth([&] { return mixc::rt::runScan(inputs, *scan); }, reps) : 0;
@@ -103,6 +152,7 @@ int benchModel(const std::string &arch, const std::string &d, const std::vector<
 
 int main(int argc, char **argv) {
   std::vector<std::string> widths = {"64", "128"};
+  std::vector<std::string> archs = {"gla", "retnet", "gated_deltanet", "delta_scan"};
   std::vector<int64_t> seqs = {37, 256, 1024, 2048};
   int64_t tokens = 4096, chunk = 64, loopMax = 256;
   int reps = 3, threads = 1;
@@ -118,18 +168,23 @@ int main(int argc, char **argv) {
     else if (k == "--reps") reps = std::stoi(v);
     else if (k == "--threads") threads = std::stoi(v);
     else if (k == "--loop-max") loopMax = std::stoll(v);
+    else if (k == "--models") archs = mixc::bench::splitList(v);
     else {
       std::cerr << "usage: scan_chunked [--d 64,128] [--seq 37,256,1024,2048] [--tokens 4096] [--chunk 64] "
-                   "[--reps 3] [--threads 1] [--loop-max 256]\n";
+                   "[--reps 3] [--threads 1] [--loop-max 256] [--models gla,retnet,gated_deltanet,delta_scan]\n";
       return 2;
     }
   }
   mixc::rt::setThreads(threads);
   std::printf("forward + backward of one scan, tokens/s (B·T = %lld)\n", (long long)tokens);
   std::printf("model      d     B     T  chunk  kernel (seq.)   chunked (LT)      loop (LT)  chunked speed: ×kernel  ×loop\n");
-  for (const std::string &arch : {std::string("gla"), std::string("retnet"), std::string("gated_deltanet")})
+  for (const std::string &arch : archs)
     for (const std::string &d : widths)
       if (int rc = benchModel(arch, d, seqs, tokens, chunk, reps, loopMax))
+        return rc;
+  if (std::find(archs.begin(), archs.end(), "delta_scan") != archs.end())
+    for (const std::string &d : widths)
+      if (int rc = benchDeltaPrimitive(d, seqs, tokens, reps))
         return rc;
   return 0;
 }
