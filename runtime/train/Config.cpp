@@ -1,5 +1,6 @@
 //===- Config.cpp - training configs (TOML) and their validation ------------===//
 #include "runtime/train/Config.h"
+#include "support/Suggest.h"
 
 #include <toml++/toml.h>
 
@@ -106,8 +107,9 @@ public:
       std::string valid;
       for (const std::string &s : keys)
         valid += (valid.empty() ? "" : ", ") + s;
-      fail(k.source(), "unknown key '" + std::string(k.str()) + "' in [" + name +
-                           "]; valid keys: " + valid);
+      fail(k.source(), "unknown key '" + std::string(k.str()) + "' in [" + name + "]" +
+                           support::didYouMean(std::string(k.str()), {keys.begin(), keys.end()}) +
+                           "; valid keys: " + valid);
     }
     return t;
   }

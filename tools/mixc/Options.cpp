@@ -3,6 +3,7 @@
 #include "app/ScriptFiles.h" // splitCommas
 #include "runtime/train/Config.h" // overridableOnResume
 #include "support/DeviceSpec.h"
+#include "support/Suggest.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -130,6 +131,13 @@ options:
                      (a CSV with a verdict column), counted by verdict
 )";
 
+std::string commandHint(const std::string &command) {
+  std::vector<std::string> names;
+  for (const auto &[cmd, flags] : optionsOf())
+    names.push_back(cmd);
+  return mixc::support::didYouMean(command, names);
+}
+
 const std::map<std::string, std::set<std::string>> &optionsOf() {
   static const std::map<std::string, std::set<std::string>> table = {
       {"compile", {"--config", "--model", "-I", "--emit", "-o", "--rewrite", "--backend", "--device"}},
@@ -165,6 +173,15 @@ std::string refuseOption(const std::string &command, const std::string &arg) {
   for (const std::string &f : it->second)
     list += (list.empty() ? "" : ", ") + f;
   return "mixc " + command + " does not take " + flag + " (its options: " + list + ")";
+}
+/// " (did you mean '--max-steps'?)" for an unknown option, from the
+/// command's own options (every command's when the command is unknown).
+std::string optionHint(const std::string &command, const std::string &arg) {
+  std::vector<std::string> flags;
+  for (const auto &[cmd, own] : optionsOf())
+    if (cmd == command || !optionsOf().count(command))
+      flags.insert(flags.end(), own.begin(), own.end());
+  return mixc::support::didYouMean(arg.substr(0, arg.find('=')), flags);
 }
 } // namespace
 
@@ -338,7 +355,7 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &problem) {
     } else if (is("--size")) {
       o.size = positive("--size");
     } else if (!a.empty() && a[0] == '-') {
-      problem = "unknown option '" + a + "'";
+      problem = "unknown option '" + a + "'" + optionHint(o.command, a);
       return false;
     } else {
       o.files.push_back(a);

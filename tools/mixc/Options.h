@@ -61,6 +61,8 @@ extern const char *const kUsage;
 /// ignored (`mixc train x.toml --scale small` would otherwise run at full
 /// scale). Commands not listed are reported by main.
 const std::map<std::string, std::set<std::string>> &optionsOf();
+/// " (did you mean 'train'?)" for an unknown command, or "".
+std::string commandHint(const std::string &command);
 
 /// The command line into `o`; false with `problem` set on a usage error.
 bool parseArgs(int argc, char **argv, Options &o, std::string &problem);

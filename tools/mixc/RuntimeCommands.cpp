@@ -328,6 +328,6 @@ int mixc::cli::runRuntimeCommand(const Options &o, char **) {
   mixc::rt::keepFreedHostMemory(); // before the first tensor (runtime/core/HostMemory.h)
   auto it = commands().find(o.command);
   if (it == commands().end())
-    return usage("unknown command '" + o.command + "'");
+    return usage("unknown command '" + o.command + "'" + mixc::cli::commandHint(o.command));
   return guarded(it->second, o);
 }

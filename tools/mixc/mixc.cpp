@@ -244,7 +244,7 @@ int main(int argc, char **argv) {
     if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
       auto it = mixc::cli::optionsOf().find(mixc::cli::gCommand);
       if (it == mixc::cli::optionsOf().end())
-        return usage("unknown command '" + mixc::cli::gCommand + "'");
+        return usage("unknown command '" + mixc::cli::gCommand + "'" + mixc::cli::commandHint(mixc::cli::gCommand));
       std::cout << mixc::cli::commandHelp(mixc::cli::kUsage, mixc::cli::gCommand, it->second);
       return 0;
     }
@@ -262,6 +262,6 @@ int main(int argc, char **argv) {
     return mixc::cli::runRuntimeCommand(o, argv);
   auto it = commands().find(o.command);
   if (it == commands().end())
-    return usage("unknown command '" + o.command + "'");
+    return usage("unknown command '" + o.command + "'" + mixc::cli::commandHint(o.command));
   return mixc::cli::guarded(it->second, o);
 }
