@@ -156,6 +156,7 @@ struct Readout {
   std::vector<at::Tensor> pieces; // its chunks' [B, L, kept]
 };
 
+
 /// The decays of one orientation: rows are the key axis (contracted by the
 /// readouts), columns the kept axis; the scalar decay rides with the key's.
 struct Oriented {
@@ -163,6 +164,57 @@ struct Oriented {
   bool keyVaries, keptVaries; // per entry (else one value per step)
   std::vector<std::pair<at::Tensor, at::Tensor>> writes;
 };
+
+/// Each emitted value's free terms, summed ([B, T, ...] in `out`), and its
+/// terms that read a state (`readouts`: q along the key axis, h along the kept one).
+void emitParts(const AllSteps &all, const std::vector<StateSteps> &states, const graph::Node &scan,
+               const graph::ChunkPlan &plan, const at::TensorOptions &options, std::vector<at::Tensor> &out,
+               std::vector<Readout> &readouts) {
+  for (size_t j = 0; j < plan.emits.size(); ++j) {
+    std::vector<int64_t> shape = scan.shapes.at(j);
+    shape[0] = all.B, shape[1] = all.T;
+    out.push_back(at::zeros(shape, options));
+    for (const ChunkTerm &t : plan.emits[j]) {
+      std::string want;
+      for (char a : t.out)
+        if (a != '-')
+          want += a;
+      if (t.state < 0) {
+        std::map<char, int64_t> dims;
+        for (size_t p = 0; p < t.out.size(); ++p)
+          if (t.out[p] != '-')
+            dims[t.out[p]] = shape[2 + p];
+        out[j] = out[j] + all.product(t.factors, want, t.coef, dims).reshape(shape);
+        continue;
+      }
+      const StateSteps &s = states.at(t.state);
+      const bool rowsKept = want == "r";
+      const char key = rowsKept ? 'c' : 'r', kept = rowsKept ? 'r' : 'c';
+      std::vector<ChunkFactor> qf, hf;
+      for (const ChunkFactor &f : t.factors)
+        (f.axes.find(kept) != std::string::npos ? hf : qf).push_back(f);
+      const std::map<char, int64_t> dims = {{'r', s.m}, {'c', s.n}};
+      readouts.push_back({static_cast<size_t>(t.state), j, rowsKept, t.previous,
+                          all.product(qf, std::string(1, key), t.coef, dims),
+                          all.product(hf, std::string(1, kept), 1.0, dims), {}});
+    }
+  }
+}
+
+/// State `s` oriented with the key axis as rows (`transposed`: S's columns).
+Oriented orient(const StateSteps &s, bool transposed, int64_t B, int64_t T) {
+  Oriented d;
+  d.writes = s.writes;
+  if (transposed)
+    for (auto &[x, y] : d.writes)
+      std::swap(x, y);
+  const bool rowsAreKey = !transposed;
+  d.keyVaries = rowsAreKey ? s.rowDecay : s.columnDecay;
+  d.keptVaries = rowsAreKey ? s.columnDecay : s.rowDecay;
+  d.key = (d.keyVaries ? (rowsAreKey ? s.a : s.c) : at::zeros({B, T, 1}, at::kDouble)) + s.g;
+  d.kept = d.keptVaries ? (rowsAreKey ? s.c : s.a) : at::zeros({B, T, 1}, at::kDouble);
+  return d;
+}
 
 /// e^{X_t − Y_s} for s ≤ t (s < t when `strict`), 0 elsewhere: [B, L, L, ...].
 at::Tensor decayBetween(const at::Tensor &Xt, const at::Tensor &Ys, bool strict) {
@@ -250,18 +302,32 @@ at::Tensor chunkStep(const at::Tensor &S0, const Oriented &d, std::vector<Readou
 ///   (I + tril(diag(β) K Kᵀ, −1)) W = diag(β) K
 ///   (I + tril(diag(β) (Γ ⊙ K Kᵀ), −1)) Û = X,        Ũ = Û − γ ⊙ (W M_0ᵀ)
 ///   o_t = γ_t M_0 q_t + Σ_{s≤t} Γ_ts (k_sᵀ q_t) ũ_s,   M_L = γ_L M_0 + Σ_s Γ_Ls ũ_s k_sᵀ
-/// (unit lower-triangular solves). Oriented here as S_or = M_ᵀ [B, dk, dv].
+/// (unit lower-triangular solves: `deltaWY` gives W and Û). Oriented here as
+/// S_or = Mᵀ [B, dk, dv].
+/// The WY system's two unit lower-triangular matrices: I + tril(diag(β) K Kᵀ, −1)
+/// (for W) and the same with Γ (for Û), [B, L, L].
+std::pair<at::Tensor, at::Tensor> deltaSystems(const at::Tensor &G, const at::Tensor &Kc, const at::Tensor &bc) {
+  const int64_t L = Kc.size(1);
+  const at::Tensor strictly = decayBetween(G, G, /*strict=*/true).squeeze(-1).to(Kc.scalar_type()); // Γ_ts, s < t
+  const at::Tensor below = at::ones({L, L}, Kc.options()).tril(-1);
+  const at::Tensor KK = at::matmul(Kc, Kc.transpose(1, 2)); // [B, L, L]
+  const at::Tensor A0 = bc * KK * below, eye = at::eye(L, Kc.options());
+  return {eye + A0, eye + A0 * strictly};
+}
+
+std::pair<at::Tensor, at::Tensor> deltaWY(const at::Tensor &G, const at::Tensor &Kc, const at::Tensor &bc,
+                                          const at::Tensor &Xc) {
+  const auto [forW, forU] = deltaSystems(G, Kc, bc);
+  return {at::linalg_solve_triangular(forW, bc * Kc, false, true, true),
+          at::linalg_solve_triangular(forU, Xc, false, true, true)};
+}
+
 at::Tensor deltaChunkStep(const at::Tensor &S0, const at::Tensor &g, const at::Tensor &K, const at::Tensor &beta,
                           const at::Tensor &X, std::vector<Readout *> &rs, int64_t t0, int64_t L) {
   const auto type = S0.scalar_type();
   const at::Tensor gc = g.narrow(1, t0, L), G = gc.cumsum(1); // [B, L, 1], double
   const at::Tensor Kc = K.narrow(1, t0, L), bc = beta.narrow(1, t0, L), Xc = X.narrow(1, t0, L);
-  const at::Tensor strictly = decayBetween(G, G, /*strict=*/true).squeeze(-1).to(type); // Γ_ts, s < t
-  const at::Tensor below = at::ones({L, L}, K.options()).tril(-1);
-  const at::Tensor KK = at::matmul(Kc, Kc.transpose(1, 2));                            // [B, L, L]
-  const at::Tensor A0 = bc * KK * below, eye = at::eye(L, K.options());
-  const at::Tensor W = at::linalg_solve_triangular(eye + A0, bc * Kc, false, true, true);
-  const at::Tensor U = at::linalg_solve_triangular(eye + A0 * strictly, Xc, false, true, true);
+  const auto [W, U] = deltaWY(G, Kc, bc, Xc);
   const at::Tensor Ut = U - G.exp().to(type) * at::matmul(W, S0); // [B, L, dv]
   for (Readout *r : rs) {
     const at::Tensor Gq = r->previous ? G - gc : G, q = r->q.narrow(1, t0, L);
@@ -273,32 +339,106 @@ at::Tensor deltaChunkStep(const at::Tensor &S0, const at::Tensor &g, const at::T
   return GL.exp().to(type) * S0 + at::matmul(Kc.transpose(1, 2), (GL - G).exp().to(type) * Ut);
 }
 
-/// A state with the delta rule's correction: its readouts (each contracting
-/// the key axis), chunk by chunk; returns the last state (as S).
-at::Tensor runDeltaState(const AllSteps &all, const graph::ChunkState &plan, const StateSteps &s,
-                         std::vector<Readout *> rs, int64_t chunk, const at::TensorOptions &options,
-                         const std::string &name) {
+/// The delta rule's inputs for all steps: keys K [B, T, dk], β [B, T, 1]
+/// and the writes' value sides X [B, T, dv] (each write x_t k_tᵀ).
+struct DeltaSteps {
+  at::Tensor K, beta, X;
+};
+DeltaSteps deltaSteps(const AllSteps &all, const graph::ChunkState &plan, const StateSteps &s,
+                      const at::TensorOptions &options) {
   const char key = plan.correctionAxis[0], kept = key == 'c' ? 'r' : 'c';
-  TORCH_CHECK(!s.rowDecay && !s.columnDecay, "state '", name, "': the delta rule's chunked form takes a scalar decay");
-  for (Readout *r : rs)
-    TORCH_CHECK(r->rowsKept == (key == 'c'), "state '", name, "' is read along its keys: no chunked form");
   const std::map<char, int64_t> dims = {{'r', s.m}, {'c', s.n}};
-  const at::Tensor K = all.product(plan.key, std::string(1, key), 1.0, dims);
-  const at::Tensor beta = all.product(plan.beta, "", plan.betaCoef, dims).unsqueeze(-1); // [B, T, 1]
-  at::Tensor X = at::zeros({all.B, all.T, dims.at(kept)}, options);
+  DeltaSteps d;
+  d.K = all.product(plan.key, std::string(1, key), 1.0, dims);
+  d.beta = all.product(plan.beta, "", plan.betaCoef, dims).unsqueeze(-1);
+  d.X = at::zeros({all.B, all.T, dims.at(kept)}, options);
   for (const ChunkTerm &w : plan.writes) {
     std::vector<ChunkFactor> notKey;
     for (const ChunkFactor &f : w.factors)
       if (f.axes.find(key) == std::string::npos)
         notKey.push_back(f);
-    X = X + all.product(notKey, std::string(1, kept), w.coef, dims);
+    d.X = d.X + all.product(notKey, std::string(1, kept), w.coef, dims);
   }
-  at::Tensor S = at::zeros({all.B, dims.at(key), dims.at(kept)}, options);
+  return d;
+}
+
+/// A state with the delta rule's correction: its readouts (each contracting
+/// the key axis), chunk by chunk; returns the last state (as S).
+at::Tensor runDeltaState(const AllSteps &all, const graph::ChunkState &plan, const StateSteps &s,
+                         std::vector<Readout *> rs, int64_t chunk, const at::TensorOptions &options,
+                         const std::string &name) {
+  const char key = plan.correctionAxis[0];
+  TORCH_CHECK(!s.rowDecay && !s.columnDecay, "state '", name, "': the delta rule's chunked form takes a scalar decay");
+  for (Readout *r : rs)
+    TORCH_CHECK(r->rowsKept == (key == 'c'), "state '", name, "' is read along its keys: no chunked form");
+  const DeltaSteps d = deltaSteps(all, plan, s, options);
+  at::Tensor S = at::zeros({all.B, d.K.size(2), d.X.size(2)}, options);
   for (int64_t t0 = 0; t0 < all.T; t0 += chunk)
-    S = deltaChunkStep(S, s.g, K, beta, X, rs, t0, std::min(chunk, all.T - t0));
+    S = deltaChunkStep(S, s.g, d.K, d.beta, d.X, rs, t0, std::min(chunk, all.T - t0));
   return key == 'c' ? S.transpose(1, 2) : S;
 }
+
+/// c[b, t, i, :] += a readout's contribution from step i's writes: the decay
+/// family's h_t ⊙ Σ_w (Σ_k q_t[k] x_i[k] e^{A_t[k]−A_i[k]}) (y_i ⊙ e^{C_t−C_i}).
+at::Tensor decayContributions(const Readout &r, const Oriented &d) {
+  const auto type = r.q.scalar_type();
+  const at::Tensor A = d.key.cumsum(1), C = d.kept.cumsum(1);
+  const at::Tensor Aq = r.previous ? A - d.key : A, Cq = r.previous ? C - d.kept : C;
+  const at::Tensor keyW = decayBetween(Aq, A, r.previous).to(type), keptW = decayBetween(Cq, C, r.previous).to(type);
+  at::Tensor c;
+  for (const auto &[x, y] : d.writes) {
+    const at::Tensor att = d.keyVaries ? (r.q.unsqueeze(2) * x.unsqueeze(1) * keyW).sum(-1)
+                                       : at::matmul(r.q, x.transpose(1, 2)) * keyW.squeeze(-1); // [B, t, i]
+    const at::Tensor term = att.unsqueeze(-1) * keptW * y.unsqueeze(1);                       // [B, t, i, kept]
+    c = c.defined() ? c + term : term;
+  }
+  return c * r.h.unsqueeze(2);
+}
+
+/// The delta rule's, the whole sequence one chunk from S = 0: o_t = Σ_s Γ_ts
+/// (k_sᵀ q_t) û_s with Û = (I + A)⁻¹ X, so step i's write x_i reaches o_t with
+/// the effective attention M = (tril(Q Kᵀ) ⊙ Γ)(I + A)⁻¹: c_{t,i} = h_t ⊙ M_ti x_i.
+/// (I + A)⁻¹ carries the key-removal of the steps between i and t.
+at::Tensor deltaContributions(const Readout &r, const StateSteps &s, const DeltaSteps &d) {
+  const auto type = r.q.scalar_type();
+  const at::Tensor G = s.g.cumsum(1), Gq = r.previous ? G - s.g : G;
+  const at::Tensor forU = deltaSystems(G, d.K, d.beta).second;
+  const at::Tensor inverse = at::linalg_solve_triangular(forU, at::eye(forU.size(1), forU.options()).expand_as(forU),
+                                                         false, true, true);
+  const at::Tensor att = at::matmul(r.q, d.K.transpose(1, 2)) * decayBetween(Gq, G, r.previous).squeeze(-1).to(type);
+  return at::matmul(att, inverse).unsqueeze(-1) * d.X.unsqueeze(1) * r.h.unsqueeze(2); // [B, t, i, dv]
+}
 } // namespace
+
+std::vector<at::Tensor> scanContributions(const std::vector<at::Tensor> &inputs, const graph::Node &scan,
+                                          const graph::ChunkPlan &plan) {
+  const AllSteps all(inputs, scan, plan);
+  std::vector<StateSteps> states;
+  for (size_t k = 0; k < plan.states.size(); ++k)
+    states.push_back(stateSteps(all, plan.states[k], scan.bodyArgs[k].shape, scan.bodyArgs[k].name));
+  std::vector<at::Tensor> own;
+  std::vector<Readout> readouts;
+  emitParts(all, states, scan, plan, inputs.at(0).options(), own, readouts);
+  std::vector<at::Tensor> out;
+  for (const at::Tensor &o : own) { // [B, T, ...] -> [B, T, T, n]: a step's free terms are its own
+    const at::Tensor flat = o.reshape({all.B, all.T, -1});
+    out.push_back(at::diag_embed(flat.transpose(1, 2)).permute({0, 2, 3, 1}));
+  }
+  for (const Readout &r : readouts) {
+    const StateSteps &s = states[r.state];
+    const graph::ChunkState &p = plan.states[r.state];
+    const at::Tensor c = p.correctionAxis.empty()
+                             ? decayContributions(r, orient(s, r.rowsKept, all.B, all.T))
+                             : deltaContributions(r, s, deltaSteps(all, p, s, inputs.at(0).options()));
+    out[r.emit] = out[r.emit] + c; // [B, t, i, kept]
+  }
+  for (size_t j = 0; j < out.size(); ++j) {
+    std::vector<int64_t> shape = own[j].sizes().vec();
+    shape.insert(shape.begin() + 2, all.T);
+    out[j] = out[j].reshape(shape);
+  }
+  return out;
+}
 
 std::optional<graph::ChunkPlan> chunkPlanOf(const graph::Node &scan) {
   auto it = scan.attrs.find("chunk_plan");
@@ -321,35 +461,7 @@ std::vector<at::Tensor> runScanChunked(const std::vector<at::Tensor> &inputs, co
   // Each emitted value: its free terms now, its readouts chunk by chunk.
   std::vector<at::Tensor> out;
   std::vector<Readout> readouts;
-  for (size_t j = 0; j < plan.emits.size(); ++j) {
-    std::vector<int64_t> shape = scan.shapes.at(j);
-    shape[0] = all.B, shape[1] = all.T;
-    out.push_back(at::zeros(shape, inputs.at(0).options()));
-    for (const ChunkTerm &t : plan.emits[j]) {
-      std::string want;
-      for (char a : t.out)
-        if (a != '-')
-          want += a;
-      if (t.state < 0) {
-        std::map<char, int64_t> dims;
-        for (size_t p = 0; p < t.out.size(); ++p)
-          if (t.out[p] != '-')
-            dims[t.out[p]] = shape[2 + p];
-        out[j] = out[j] + all.product(t.factors, want, t.coef, dims).reshape(shape);
-        continue;
-      }
-      const StateSteps &s = states.at(t.state);
-      const bool rowsKept = want == "r";
-      const char key = rowsKept ? 'c' : 'r', kept = rowsKept ? 'r' : 'c';
-      std::vector<ChunkFactor> qf, hf;
-      for (const ChunkFactor &f : t.factors)
-        (f.axes.find(kept) != std::string::npos ? hf : qf).push_back(f);
-      const std::map<char, int64_t> dims = {{'r', s.m}, {'c', s.n}};
-      readouts.push_back({static_cast<size_t>(t.state), j, rowsKept, t.previous,
-                          all.product(qf, std::string(1, key), t.coef, dims),
-                          all.product(hf, std::string(1, kept), 1.0, dims), {}});
-    }
-  }
+  emitParts(all, states, scan, plan, inputs.at(0).options(), out, readouts);
   for (size_t k = 0; k < states.size(); ++k) {
     const StateSteps &s = states[k];
     if (!plan.states[k].correctionAxis.empty()) {
@@ -371,16 +483,7 @@ std::vector<at::Tensor> runScanChunked(const std::vector<at::Tensor> &inputs, co
           rs.push_back(&r);
       if (rs.empty() && (transposed || !finalStates))
         continue;
-      Oriented d;
-      d.writes = s.writes;
-      if (transposed)
-        for (auto &[x, y] : d.writes)
-          std::swap(x, y);
-      const bool rowsAreKey = !transposed;
-      d.keyVaries = rowsAreKey ? s.rowDecay : s.columnDecay;
-      d.keptVaries = rowsAreKey ? s.columnDecay : s.rowDecay;
-      d.key = (d.keyVaries ? (rowsAreKey ? s.a : s.c) : at::zeros({all.B, all.T, 1}, at::kDouble)) + s.g;
-      d.kept = d.keptVaries ? (rowsAreKey ? s.c : s.a) : at::zeros({all.B, all.T, 1}, at::kDouble);
+      const Oriented d = orient(s, transposed, all.B, all.T);
       at::Tensor S = at::zeros({all.B, transposed ? s.n : s.m, transposed ? s.m : s.n}, inputs.at(0).options());
       for (int64_t t0 = 0; t0 < all.T; t0 += chunk)
         S = chunkStep(S, d, rs, t0, std::min(chunk, all.T - t0));

@@ -42,6 +42,16 @@ std::vector<at::Tensor> runScanChunked(const std::vector<at::Tensor> &inputs, co
                                        const graph::ChunkPlan &plan, int64_t chunk,
                                        std::vector<at::Tensor> *finalStates = nullptr);
 
+/// Exact token-to-token contributions of a scan's emitted values (issue 58
+/// item 4): [B, T, T, ...] per emitted value, c[:, t, i] the part of o_t that
+/// step i's writes give (the decay family: h_t ⊙ Σ (q_t ⊙ x_i ⊙ e^{A_t−A_i}) y_i;
+/// the delta rule: M_ti x_i with the effective attention M = (tril(Q Kᵀ) ⊙ Γ)
+/// (I + A)⁻¹, the key-removal of the steps between i and t included), plus o_t's terms that read no
+/// state at i = t; Σ_i c[:, t, i] = o_t (states start at zero). The whole
+/// sequence is one chunk: [B, T, T, n] tensors, for analysis lengths.
+std::vector<at::Tensor> scanContributions(const std::vector<at::Tensor> &inputs, const graph::Node &scan,
+                                          const graph::ChunkPlan &plan);
+
 } // namespace mixc::rt
 
 #endif

@@ -271,3 +271,64 @@ TEST(ScanChunked, InterventionsGiveTheSequentialFormsResults) {
     EXPECT_THROW(chunked->forward(tokens, options), c10::Error);
   }
 }
+
+// Exact token-to-token contributions (issue 58 item 4, scanContributions):
+// Σ_i c[:, t, i] = o_t, and c[:, :, i] is what step i's write alone gives
+// (each scan is linear in its writes: the loop run with every other step's
+// value input zeroed). `value` is the index of the input that scales the
+// write and nothing else. Decays mixed, T = 11.
+TEST(ScanChunked, ContributionsSumToTheOutputAndAreEachStepsShare) {
+  struct Case {
+    const char *file;
+    std::vector<mixc::dsl::ConfigEntry> config;
+    size_t value;
+    std::function<Inputs(const Inputs &)> shape;
+  };
+  auto unitKeys = [](size_t k, size_t beta) {
+    return [k, beta](const Inputs &in) {
+      Inputs out = in;
+      out[k] = in[k] / in[k].norm(2, -1, true);
+      out[beta] = (in[beta] + 1) / 2;
+      return out;
+    };
+  };
+  const std::vector<Case> cases = {
+      {"stdlib/gla.mix", {{"d", "8"}}, 2, nullptr},
+      {"stdlib/retnet.mix", {{"d", "8"}}, 1, nullptr},
+      {"test/Transforms/Inputs/scan-linearity.mix", {{"kind", "9"}}, 2, nullptr},
+      {"stdlib/gated_deltanet.mix", {{"d", "8"}}, 3, unitKeys(2, 1)},
+      {"test/DSL/Inputs/scan-equivalents.mix", {{"kind", "0"}, {"use_scan", "true"}}, 0, unitKeys(1, 2)},
+  };
+  torch::NoGradGuard noGrad;
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.file);
+    graph::Node scan = firstScan(c.file, c.config);
+    std::optional<graph::ChunkPlan> plan = mixc::rt::chunkPlanOf(scan);
+    ASSERT_TRUE(plan);
+    at::manual_seed(21);
+    const int64_t T = 11;
+    Inputs in = randomInputs(scan, *plan, 2, T, 0.05, 0.999);
+    if (c.shape)
+      in = c.shape(in);
+    const Inputs out = mixc::rt::runScan(in, scan);
+    const Inputs contributions = mixc::rt::scanContributions(in, scan, *plan);
+    ASSERT_EQ(contributions.size(), out.size());
+    for (size_t j = 0; j < out.size(); ++j) {
+      ASSERT_EQ(contributions[j].size(2), T);
+      EXPECT_LT(relativeDifference(contributions[j].sum(2), out[j]), 1e-5) << "emitted value " << j;
+    }
+    for (int64_t i : {0L, 4L, 10L}) {
+      Inputs alone = in;
+      at::Tensor keep = at::zeros({1, T}, at::kFloat);
+      keep[0][i] = 1;
+      std::vector<int64_t> shape(alone[c.value].dim(), 1);
+      shape[1] = T;
+      alone[c.value] = alone[c.value] * keep.view(shape);
+      const Inputs byItself = mixc::rt::runScan(alone, scan);
+      for (size_t j = 0; j < out.size(); ++j)
+        EXPECT_LT((contributions[j].select(2, i) - byItself[j]).abs().max().item<double>(),
+                  1e-5 * out[j].abs().max().item<double>())
+            << "emitted value " << j << ", step " << i;
+    }
+  }
+}
