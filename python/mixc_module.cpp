@@ -16,6 +16,7 @@
 #include "dsl/Rewrite.h"
 #include "runtime/core/Device.h"
 #include "runtime/core/Model.h"
+#include "runtime/core/ScanChunked.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Trainer.h"
 #include "runtime/train/Weights.h"
@@ -127,6 +128,46 @@ struct PyModel {
                                "; load or compile the model with backend=\"libtorch\" to move it to " + device);
     get();
     model->to(d);
+  }
+
+  /// Exact token-to-token contributions of layer `layer`'s linear scan
+  /// (runtime/core/ScanChunked.h's scanContributions) on `tokens`: one
+  /// [B, T, T, ...] tensor per value the scan emits, c[:, t, i] the part of
+  /// its output at t that step i gives; the scan's inputs are read from one
+  /// forward pass on the LibTorch path.
+  std::vector<at::Tensor> contributions(const at::Tensor &tokens, int64_t layer) const {
+    checkTokens(tokens);
+    const std::string prefix = "layers[" + std::to_string(layer) + "].";
+    const mixc::graph::Node *scan = nullptr;
+    for (const mixc::graph::Node &n : get().graph().nodes)
+      if (n.op == "scan" && n.name.rfind(prefix, 0) == 0)
+        scan = &n;
+    if (!scan)
+      throw py::value_error("mixc: layer " + std::to_string(layer) +
+                            " has no scan (contributions are for DSL scans that are linear in their states)");
+    std::optional<mixc::graph::ChunkPlan> plan = mixc::rt::chunkPlanOf(*scan);
+    if (!plan) {
+      std::string why;
+      for (const auto &[name, reason] : get().scanFormStatus())
+        if (name == scan->name)
+          why = reason;
+      throw py::value_error("mixc: scan " + scan->name + " has no exact contributions: " + why);
+    }
+    std::map<std::string, at::Tensor> seen;
+    Model::Options o;
+    o.observe = [&](const std::string &name, const at::Tensor &value) {
+      if (std::find(scan->inputs.begin(), scan->inputs.end(), name) != scan->inputs.end())
+        seen[name] = value;
+    };
+    get().forward(tokens, o);
+    std::vector<at::Tensor> inputs;
+    for (const std::string &in : scan->inputs) {
+      auto it = seen.find(in);
+      if (it == seen.end())
+        throw std::runtime_error("mixc: scan " + scan->name + "'s input " + in + " was not observed");
+      inputs.push_back(it->second);
+    }
+    return mixc::rt::scanContributions(inputs, *scan, *plan);
   }
 
   /// The logits and every node (and, without gradients, recurrent state)
@@ -452,6 +493,7 @@ PYBIND11_MODULE(_mixc, m) {
   py::class_<PyModel>(m, "Model")
       .def("forward", &PyModel::forward, py::arg("tokens"), py::arg("readout") = py::none())
       .def("run_with_cache", &PyModel::runWithCache, py::arg("tokens"), py::arg("names"))
+      .def("contributions", &PyModel::contributions, py::arg("tokens"), py::arg("layer"))
       .def("run_with_hooks", &PyModel::runWithHooks, py::arg("tokens"), py::arg("hooks"),
            py::arg("readout") = py::none())
       .def("parameters", &PyModel::parameters)

@@ -216,6 +216,15 @@ class Model(torch.nn.Module):
         """What plain calls run on: "generated" or "libtorch"."""
         return self._impl.backend
 
+    def contributions(self, tokens, layer):
+        """Exact token-to-token contributions of layer `layer`'s scan (a DSL
+        scan linear in its states: GLA, RetNet, Gated DeltaNet, ...): a list
+        with one [B, T, T, ...] tensor per value the scan emits, c[:, t, i]
+        the part of the scan's output at t that token i's write gives (for the
+        delta rule, its effective attention with the key-removal terms);
+        summed over i, the scan's output. docs/chunked-form.md."""
+        return list(self._impl.contributions(tokens, int(layer)))
+
     def set_scan_form(self, form, chunk=64):
         """How the model's linear scans run (docs/chunked-form.md): "sequential"
         (their step loop or its generated kernel) or "chunked" (chunkwise from

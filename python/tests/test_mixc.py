@@ -1139,3 +1139,24 @@ def test_scan_form_chunked_gives_the_loops_logits_and_gradients():
         mixc.compile(left, include=[ROOT], kind=1, scan_form="chunked")
     with pytest.raises(ValueError, match="scan_form is"):
         mixc.compile(path, d=16, scan_form="parallel")
+
+
+def test_contributions_sum_to_the_scans_output():
+    """Model.contributions(tokens, layer): per token of the context, the exact
+    part of the scan's output (runtime test ScanChunked.Contributions* checks
+    each part against the loop with one write); here the Python path: the parts
+    sum to the scan's output read by run_with_cache, for GLA and Gated DeltaNet,
+    and a layer without a linear scan is refused."""
+    for arch in ("gla", "gated_deltanet"):
+        m = mixc.compile(os.path.join(ROOT, "stdlib", arch + ".mix"), seed=4, d=16, vocab=30)
+        tokens = torch.randint(0, 30, (2, 13), generator=torch.Generator().manual_seed(3))
+        with torch.no_grad():
+            (c,) = m.contributions(tokens, 1)
+            _, cache = m.run_with_cache(tokens, names=["layers[1].mixer.scan"])
+        out = cache["layers[1].mixer.scan"]
+        assert c.shape == (2, 13, 13, out.shape[-1]), arch
+        assert (c.sum(2) - out).abs().max() <= 1e-5 * out.abs().max(), arch
+        assert c[:, 2, 3:].abs().max() == 0, arch  # position 2 gets nothing from later tokens
+    mamba = mixc.compile(os.path.join(ROOT, "stdlib", "mamba.mix"), d=16, vocab=30)
+    with pytest.raises(ValueError, match="has no scan"):
+        mamba.contributions(torch.zeros(1, 4, dtype=torch.long), 0)
