@@ -201,6 +201,22 @@ void emitParts(const AllSteps &all, const std::vector<StateSteps> &states, const
   }
 }
 
+/// What the plan computes for all steps at once: each state's decays and
+/// writes; each emitted value's free terms and its readouts.
+struct Prepared {
+  std::vector<StateSteps> states;
+  std::vector<at::Tensor> free;
+  std::vector<Readout> readouts;
+};
+Prepared prepare(const AllSteps &all, const graph::Node &scan, const graph::ChunkPlan &plan,
+                 const at::TensorOptions &options) {
+  Prepared p;
+  for (size_t k = 0; k < plan.states.size(); ++k)
+    p.states.push_back(stateSteps(all, plan.states[k], scan.bodyArgs[k].shape, scan.bodyArgs[k].name));
+  emitParts(all, p.states, scan, plan, options, p.free, p.readouts);
+  return p;
+}
+
 /// State `s` oriented with the key axis as rows (`transposed`: S's columns).
 Oriented orient(const StateSteps &s, bool transposed, int64_t B, int64_t T) {
   Oriented d;
@@ -413,12 +429,10 @@ at::Tensor deltaContributions(const Readout &r, const StateSteps &s, const Delta
 std::vector<at::Tensor> scanContributions(const std::vector<at::Tensor> &inputs, const graph::Node &scan,
                                           const graph::ChunkPlan &plan) {
   const AllSteps all(inputs, scan, plan);
-  std::vector<StateSteps> states;
-  for (size_t k = 0; k < plan.states.size(); ++k)
-    states.push_back(stateSteps(all, plan.states[k], scan.bodyArgs[k].shape, scan.bodyArgs[k].name));
-  std::vector<at::Tensor> own;
-  std::vector<Readout> readouts;
-  emitParts(all, states, scan, plan, inputs.at(0).options(), own, readouts);
+  Prepared p = prepare(all, scan, plan, inputs.at(0).options());
+  const std::vector<StateSteps> &states = p.states;
+  const std::vector<at::Tensor> &own = p.free;
+  const std::vector<Readout> &readouts = p.readouts;
   std::vector<at::Tensor> out;
   for (const at::Tensor &o : own) { // [B, T, ...] -> [B, T, T, n]: a step's free terms are its own
     const at::Tensor flat = o.reshape({all.B, all.T, -1});
@@ -426,10 +440,10 @@ std::vector<at::Tensor> scanContributions(const std::vector<at::Tensor> &inputs,
   }
   for (const Readout &r : readouts) {
     const StateSteps &s = states[r.state];
-    const graph::ChunkState &p = plan.states[r.state];
-    const at::Tensor c = p.correctionAxis.empty()
+    const graph::ChunkState &ps = plan.states[r.state];
+    const at::Tensor c = ps.correctionAxis.empty()
                              ? decayContributions(r, orient(s, r.rowsKept, all.B, all.T))
-                             : deltaContributions(r, s, deltaSteps(all, p, s, inputs.at(0).options()));
+                             : deltaContributions(r, s, deltaSteps(all, ps, s, inputs.at(0).options()));
     out[r.emit] = out[r.emit] + c; // [B, t, i, kept]
   }
   for (size_t j = 0; j < out.size(); ++j) {
@@ -455,13 +469,11 @@ std::vector<at::Tensor> runScanChunked(const std::vector<at::Tensor> &inputs, co
                                        std::vector<at::Tensor> *finalStates) {
   TORCH_CHECK(chunk >= 1, "scan '", scan.name, "': chunk size ", chunk, " (at least 1)");
   const AllSteps all(inputs, scan, plan);
-  std::vector<StateSteps> states;
-  for (size_t k = 0; k < plan.states.size(); ++k)
-    states.push_back(stateSteps(all, plan.states[k], scan.bodyArgs[k].shape, scan.bodyArgs[k].name));
   // Each emitted value: its free terms now, its readouts chunk by chunk.
-  std::vector<at::Tensor> out;
-  std::vector<Readout> readouts;
-  emitParts(all, states, scan, plan, inputs.at(0).options(), out, readouts);
+  Prepared p = prepare(all, scan, plan, inputs.at(0).options());
+  const std::vector<StateSteps> &states = p.states;
+  std::vector<at::Tensor> &out = p.free;
+  std::vector<Readout> &readouts = p.readouts;
   for (size_t k = 0; k < states.size(); ++k) {
     const StateSteps &s = states[k];
     if (!plan.states[k].correctionAxis.empty()) {
