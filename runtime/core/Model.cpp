@@ -286,10 +286,16 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
     }
   m->kernels_ = std::move(kernels);
   m->bindRegions(ids);
-  for (const graph::Node &n : m->graph_.nodes)
-    if (n.op == "scan")
-      if (std::optional<graph::ChunkPlan> plan = chunkPlanOf(n))
-        m->chunkPlans_[&n] = std::move(*plan);
+  for (const graph::Node &n : m->graph_.nodes) {
+    if (n.op != "scan")
+      continue;
+    if (std::string problem = checkChunkPlan(n); !problem.empty()) {
+      error = problem;
+      return nullptr;
+    }
+    if (std::optional<graph::ChunkPlan> plan = chunkPlanOf(n))
+      m->chunkPlans_[&n] = std::move(*plan);
+  }
   return m;
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace mixc::rt {
@@ -462,6 +463,49 @@ std::optional<graph::ChunkPlan> chunkPlanOf(const graph::Node &scan) {
   const std::string problem = graph::chunkPlanFromJson(it->second.s, plan);
   TORCH_CHECK(problem.empty(), "scan '", scan.name, "': ", problem);
   return plan;
+}
+
+std::string checkChunkPlan(const graph::Node &scan) {
+  auto it = scan.attrs.find("chunk_plan");
+  if (it == scan.attrs.end())
+    return "";
+  graph::ChunkPlan plan;
+  if (std::string problem = graph::chunkPlanFromJson(it->second.s, plan); !problem.empty())
+    return "scan '" + scan.name + "': " + problem;
+  const size_t numStates = scan.bodyArgs.size() - scan.inputs.size();
+  std::set<std::string> nodes;
+  for (const graph::Node &n : scan.body)
+    nodes.insert(n.name);
+  auto known = [&](const ChunkFactor &f) {
+    if (f.value.size() > 1 && f.value[0] == '#' && f.value.find_first_not_of("0123456789", 1) == std::string::npos)
+      return std::stoul(f.value.substr(1)) < scan.bodyArgs.size() && std::stoul(f.value.substr(1)) >= numStates;
+    return nodes.count(f.value) > 0;
+  };
+  std::vector<const std::vector<ChunkFactor> *> lists;
+  for (const graph::ChunkState &st : plan.states) {
+    lists.insert(lists.end(), {&st.decay, &st.beta, &st.key});
+    for (const ChunkTerm &w : st.writes)
+      lists.push_back(&w.factors);
+  }
+  for (const std::vector<ChunkTerm> &e : plan.emits)
+    for (const ChunkTerm &t : e) {
+      lists.push_back(&t.factors);
+      if (t.state >= static_cast<int>(plan.states.size()))
+        return "scan '" + scan.name + "': its chunk plan reads state " + std::to_string(t.state) + " of " +
+               std::to_string(plan.states.size());
+    }
+  for (const std::vector<ChunkFactor> *l : lists)
+    for (const ChunkFactor &f : *l)
+      if (!known(f))
+        return "scan '" + scan.name + "': its chunk plan names '" + f.value + "', not a step input or node of it";
+  for (const std::string &n : plan.freeNodes)
+    if (!nodes.count(n))
+      return "scan '" + scan.name + "': its chunk plan names '" + n + "', not a node of its step";
+  if (plan.states.size() != numStates || plan.emits.size() != scan.shapes.size())
+    return "scan '" + scan.name + "': its chunk plan has " + std::to_string(plan.states.size()) + " states and " +
+           std::to_string(plan.emits.size()) + " emitted values for the step's " + std::to_string(numStates) +
+           " and " + std::to_string(scan.shapes.size());
+  return "";
 }
 
 std::vector<at::Tensor> runScanChunked(const std::vector<at::Tensor> &inputs, const graph::Node &scan,

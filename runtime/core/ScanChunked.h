@@ -35,6 +35,12 @@ namespace mixc::rt {
 /// The node's chunk plan, if the compiler wrote one.
 std::optional<graph::ChunkPlan> chunkPlanOf(const graph::Node &scan);
 
+/// "" when `scan`'s chunk plan (if any) parses and names only the scan's own
+/// step arguments and nodes, its states and emitted values; else what is
+/// wrong (Model::create refuses such a graph: a plan is only ever the
+/// compiler's, so a bad one is an edited or damaged graph.json).
+std::string checkChunkPlan(const graph::Node &scan);
+
 /// The scan's emitted values over time ([B, T, ...] each), as runScan's,
 /// computed `chunk` steps at a time; with `finalStates`, each state after
 /// the last step. A decay factor below zero is refused (its logarithm).

@@ -332,3 +332,27 @@ TEST(ScanChunked, ContributionsSumToTheOutputAndAreEachStepsShare) {
     }
   }
 }
+
+// A damaged chunk plan (an edited graph.json) is refused when the model is
+// built, naming the scan, not at some later forward.
+TEST(ScanChunked, ADamagedPlanIsRefusedAtCreate) {
+  graph::Graph g = compileMixFile("stdlib/gla.mix", {{"d", "8"}}).graph;
+  auto damaged = [&](const std::function<void(std::string &)> &edit) {
+    graph::Graph copy = g;
+    for (graph::Node &n : copy.nodes)
+      if (n.op == "scan" && n.name == "layers[1].mixer.scan")
+        edit(n.attrs.at("chunk_plan").s);
+    std::string error;
+    EXPECT_FALSE(Model::create(copy, error));
+    return error;
+  };
+  std::string error;
+  ASSERT_TRUE(Model::create(g, error)) << error;
+  EXPECT_NE(damaged([](std::string &s) { s = "{not json"; }).find("scan 'layers[1].mixer.scan': malformed chunk plan"),
+            std::string::npos);
+  EXPECT_NE(damaged([](std::string &s) { s.replace(s.find("\"#1\""), 4, "\"#9\""); })
+                .find("its chunk plan names '#9', not a step input or node of it"),
+            std::string::npos);
+  EXPECT_NE(damaged([](std::string &s) { s.replace(s.find("\"state\":0"), 9, "\"state\":3"); }).find("reads state 3"),
+            std::string::npos);
+}
