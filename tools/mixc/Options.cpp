@@ -90,7 +90,8 @@ options:
                      (layers[0].mixer.scan.o: [docs, T, ...]) included
   --size N           eval/intervene: number of test documents (default: as trained / 320)
   --rewrite FILE     compile: apply an intervention script (see --emit=mlir)
-  --backend B        compile/train/intervene: libtorch (one LibTorch op per node;
+  --backend B        compile, train, sweep, intervene, attribute, align (not eval):
+                     libtorch (one LibTorch op per node;
                      the default of compile and the analysis commands), generated
                      (fused regions as generated C++ kernels, compiled with
                      $MIXC_CXX or c++ into a cache: $MIXC_KERNEL_CACHE or
