@@ -11,6 +11,7 @@
 // delta_rule's hand-written kernel on inputs of the same shapes.
 //   build/bench/scan_chunked [--d 64,128] [--seq 37,256,1024,2048] [--tokens 4096] [--chunk 64]
 //                            [--reps 3] [--threads 1] [--loop-max 256] [--models gla,retnet,gated_deltanet,delta_scan]
+#include "BenchCompile.h"
 #include "BenchUtil.h"
 #include "app/Compile.h"
 #include "dsl/Program.h"
@@ -51,21 +52,12 @@ double timeBoth(const std::function<Outputs()> &run, int reps) {
   return (now() - t0) / reps;
 }
 
+using mixc::bench::Compiled;
+
 /// A model of one layer: compiled, with its CPU kernels built.
-struct Compiled {
-  mix::CompileResult result;
-  std::shared_ptr<mixc::kernels::Library> library;
-};
 bool compileOne(const std::string &file, std::vector<mixc::dsl::ConfigEntry> config, Compiled &out) {
   config.push_back({"n_layers", "1"});
-  mixc::app::ModelRequest request{std::string(MIXC_SOURCE_ROOT) + "/" + file, "", config};
-  if (!mixc::app::compiler().compile(request, out.result, std::cerr).isOk())
-    return false;
-  std::string error;
-  out.library = mixc::kernels::buildLibrary(out.result.cpuKernels, error);
-  if (!out.library)
-    std::cerr << error << "\n";
-  return out.library != nullptr;
+  return mixc::bench::compileWithKernels(file, config, out);
 }
 
 /// Random inputs in [0.5, 1) (times `scale`) for `region`'s inputs over [B, T].

@@ -7,6 +7,7 @@
 // the same random inputs, forward alone and forward + backward, and prints
 // scan / primitive.
 //   build/bench/scan_kernel [--d 64] [--d-state 16] [--batch 32] [--seq 64] [--reps 20] [--threads 1]
+#include "BenchCompile.h"
 #include "BenchUtil.h"
 #include "app/Compile.h"
 #include "runtime/core/Generated.h"
@@ -24,22 +25,13 @@
 namespace {
 using mixc::bench::now;
 
-struct Compiled {
-  mix::CompileResult result;
-  std::shared_ptr<mixc::kernels::Library> library;
-};
+using mixc::bench::Compiled;
 
 bool compile(int kind, bool scan, const std::string &d, const std::string &dState, Compiled &out) {
-  mixc::app::ModelRequest request{std::string(MIXC_SOURCE_ROOT) + "/test/DSL/Inputs/scan-equivalents.mix", "",
-                                  {{"kind", std::to_string(kind)}, {"use_scan", scan ? "true" : "false"},
-                                   {"d", d}, {"d_state", dState}, {"n_layers", "1"}}};
-  if (!mixc::app::compiler().compile(request, out.result, std::cerr).isOk())
-    return false;
-  std::string error;
-  out.library = mixc::kernels::buildLibrary(out.result.cpuKernels, error);
-  if (!out.library)
-    std::cerr << error << "\n";
-  return out.library != nullptr;
+  return mixc::bench::compileWithKernels("test/DSL/Inputs/scan-equivalents.mix",
+                                         {{"kind", std::to_string(kind)}, {"use_scan", scan ? "true" : "false"},
+                                          {"d", d}, {"d_state", dState}, {"n_layers", "1"}},
+                                         out);
 }
 
 struct Timing {
