@@ -448,23 +448,31 @@ std::optional<DecayKind> decayOf(const Term &t) {
 }
 
 /// A correction term −β (D ⊙ S) u wᵀ (right) or −β w uᵀ (D ⊙ S) (left), D
-/// the decay term's factors: which side, and whether u and w are one vector.
-std::optional<Correction> correctionOf(const Term &t, const Term &decay) {
+/// the decay term's factors, read apart: which side (the delta rule's when u
+/// and w are one vector), and the indices of the term's factors that are β
+/// (along no axis) and u (along the contracted one); D's own are left out.
+struct CorrectionParts {
+  Correction side = Correction::None;
+  std::vector<size_t> beta, u;
+};
+
+std::optional<CorrectionParts> correctionOf(const Term &t, const Term &decay) {
   if (t.stateLabels.size() != 2 || t.out.size() != 2)
     return std::nullopt;
   const int r = t.stateLabels[0], c = t.stateLabels[1];
-  int kept, contracted, added;
+  int contracted, added;
   bool right;
   if (t.out[0] == r && !contains(t.out, c) && t.out[1] >= 0 && t.out[1] != c)
-    right = true, kept = r, contracted = c, added = t.out[1];
+    right = true, contracted = c, added = t.out[1];
   else if (t.out[1] == c && !contains(t.out, r) && t.out[0] >= 0 && t.out[0] != r)
-    right = false, kept = c, contracted = r, added = t.out[0];
+    right = false, contracted = r, added = t.out[0];
   else
     return std::nullopt;
-  (void)kept;
   std::multiset<std::string> decayKeys = keysOf(decay);
-  std::multiset<const void *> u, w;
-  for (const Factor &f : t.factors) {
+  CorrectionParts parts;
+  std::multiset<std::pair<const void *, bool>> u, w; // the vectors, as values (and 1 / value)
+  for (size_t i = 0; i < t.factors.size(); ++i) {
+    const Factor &f = t.factors[i];
     auto it = decayKeys.find(factorKey(f, t.stateLabels));
     if (it != decayKeys.end()) {
       decayKeys.erase(it);
@@ -476,28 +484,58 @@ std::optional<Correction> correctionOf(const Term &t, const Term &decay) {
       other |= l >= 0 && l != contracted && l != added;
     if (other || (onU && onW))
       return std::nullopt; // β per row, or a factor of two axes
-    if (onU)
-      u.insert(f.root.getAsOpaquePointer());
-    else if (onW)
-      w.insert(f.root.getAsOpaquePointer());
+    if (onU) {
+      u.insert({f.root.getAsOpaquePointer(), f.reciprocal});
+      parts.u.push_back(i);
+    } else if (onW) {
+      w.insert({f.root.getAsOpaquePointer(), f.reciprocal});
+    } else {
+      parts.beta.push_back(i);
+    }
   }
   if (!decayKeys.empty() || u.empty() || w.empty())
     return std::nullopt; // not (D ⊙ S) times the correction
-  if (u == w)
-    return right ? Correction::Right : Correction::Left;
-  return right ? Correction::GeneralRight : Correction::GeneralLeft;
+  parts.side = u == w ? (right ? Correction::Right : Correction::Left)
+                      : (right ? Correction::GeneralRight : Correction::GeneralLeft);
+  return parts;
+}
+
+/// A state's update S_t, its terms sorted: the writes (no state), the decay
+/// terms (S mapped onto itself), the rest (corrections, or worse); `other` a
+/// term that reads another state, if any.
+struct Update {
+  std::vector<const Term *> writes, decays, rest;
+  const Term *other = nullptr;
+  DecayKind decay = DecayKind::None; // the decay terms' kinds joined
+};
+
+Update splitUpdate(const Abstract &next, unsigned k) {
+  Update u;
+  for (const Term &t : next.terms) {
+    if (t.state < 0) {
+      u.writes.push_back(&t);
+    } else if (t.state != static_cast<int>(k)) {
+      u.other = u.other ? u.other : &t;
+    } else if (auto d = decayOf(t)) {
+      u.decays.push_back(&t);
+      u.decay = joinDecays(u.decay, *d, u.decays.size() == 1);
+    } else {
+      u.rest.push_back(&t);
+    }
+  }
+  return u;
 }
 
 /// W_t: each free term a product of factors that each follow one axis.
-bool outerWrite(const std::vector<Term> &terms, size_t rank) {
-  for (const Term &t : terms) {
+bool outerWrite(const std::vector<const Term *> &terms, size_t rank) {
+  for (const Term *t : terms) {
     if (rank < 2)
       continue;
-    for (const Factor &f : t.factors) {
+    for (const Factor &f : t->factors) {
       std::set<int> own;
       for (int l : f.labels)
         if (l >= 0) {
-          if (!contains(t.out, l))
+          if (!contains(t->out, l))
             return false;
           own.insert(l);
         }
@@ -519,27 +557,19 @@ Reading readState(ScanOp scan, unsigned k, const Abstract &next, StateForm &form
     return {false, name + " is not affine in the old one: '" + nodeName(next.origin) + "' " + next.why};
   if (next.kind == Abstract::Free)
     return {false, name + " does not read the old one (nothing to carry between chunks)"};
-  std::vector<Term> own, decays, rest, write;
-  for (const Term &t : next.terms) {
-    if (t.state < 0)
-      write.push_back(t);
-    else if (t.state != static_cast<int>(k))
-      return {false, name + " reads another state, " + stateText(scan, t.state) + " (coupled states)"};
-    else if (auto d = decayOf(t)) {
-      decays.push_back(t);
-      form.decay = joinDecays(form.decay, *d, decays.size() == 1);
-    } else
-      rest.push_back(t);
-  }
-  if (decays.empty())
+  const Update u = splitUpdate(next, k);
+  if (u.other)
+    return {false, name + " reads another state, " + stateText(scan, u.other->state) + " (coupled states)"};
+  if (u.decays.empty())
     return {false, name + " mixes the entries of the old one (neither a decay nor a rank-1 correction of one)"};
-  for (const Term &t : rest) {
-    std::optional<Correction> c = correctionOf(t, decays.front());
-    if (!c || decays.size() > 1 || (form.correction != Correction::None && form.correction != *c))
+  form.decay = u.decay;
+  for (const Term *t : u.rest) {
+    std::optional<CorrectionParts> c = correctionOf(*t, *u.decays.front());
+    if (!c || u.decays.size() > 1 || (form.correction != Correction::None && form.correction != c->side))
       return {false, name + " mixes the entries of the old one (neither a decay nor a rank-1 correction of one)"};
-    form.correction = *c;
+    form.correction = c->side;
   }
-  form.outerWrite = outerWrite(write, innerShape(scan.getBody().front().getArgument(k)).size());
+  form.outerWrite = outerWrite(u.writes, innerShape(scan.getBody().front().getArgument(k)).size());
   return {true, ""};
 }
 
@@ -698,8 +728,6 @@ bool evaluableTerm(const graph::ChunkTerm &t) {
   return true;
 }
 
-std::string factorName(const graph::ChunkFactor &f) { return f.value + "[" + f.axes + "]" + (f.inverse ? "/" : ""); }
-
 std::multiset<std::string> valuesOf(const std::vector<graph::ChunkFactor> &factors) {
   std::multiset<std::string> out;
   for (const graph::ChunkFactor &f : factors)
@@ -707,82 +735,47 @@ std::multiset<std::string> valuesOf(const std::vector<graph::ChunkFactor> &facto
   return out;
 }
 
-/// The delta rule's correction term −β (D ⊙ S) k kᵀ (or its left form) into
-/// `state`, given the decay's factors; "" or what does not fit.
-std::string planCorrection(const Term &c, const std::vector<graph::ChunkFactor> &decay, graph::ChunkState &state) {
-  graph::ChunkTerm t = planTerm(c, c.stateLabels);
-  if (t.out.size() != 2)
-    return "a rank-1 correction of another shape";
-  char added;
-  if (t.out[0] == 'r' && t.out[1] != 'c' && t.out[1] != '-')
-    state.correctionAxis = "c", added = t.out[1];
-  else if (t.out[1] == 'c' && t.out[0] != 'r' && t.out[0] != '-')
-    state.correctionAxis = "r", added = t.out[0];
-  else
-    return "a rank-1 correction of another shape";
-  const char axis = state.correctionAxis[0];
-  std::multiset<std::string> decayLeft;
-  for (const graph::ChunkFactor &f : decay)
-    decayLeft.insert(factorName(f));
-  std::vector<graph::ChunkFactor> w;
-  for (const graph::ChunkFactor &f : t.factors) {
-    if (auto it = decayLeft.find(factorName(f)); it != decayLeft.end()) {
-      decayLeft.erase(it);
-      continue;
-    }
-    const bool onKey = f.axes.find(axis) != std::string::npos, onAdded = f.axes.find(added) != std::string::npos;
-    std::string letters = f.axes;
-    letters.erase(std::remove(letters.begin(), letters.end(), '-'), letters.end());
-    if (letters.empty())
-      state.beta.push_back(f);
-    else if (onKey && letters.size() == 1)
-      state.key.push_back(f);
-    else if (onAdded && letters.size() == 1)
-      w.push_back({f.value, std::string(f.axes).replace(f.axes.find(added), 1, 1, axis), f.inverse});
-    else
-      return "a rank-1 correction with a factor along two axes";
-  }
-  if (!decayLeft.empty() || state.key.empty() || valuesOf(state.key) != valuesOf(w))
-    return "a rank-1 correction that is not (D S)(I - b k k^T)";
-  state.betaCoef = -t.coef;
-  return "";
-}
-
+/// State k's update (the analysis found it chunkable) as the runtime takes
+/// it: its decay's factors, its writes, and the delta rule's correction
+/// (correctionOf's parts, in the plan's letters); "" or what is not built.
 std::string planState(const Abstract &next, unsigned k, graph::ChunkState &state) {
-  const Term *decay = nullptr, *correction = nullptr;
-  for (const Term &t : next.terms) {
-    if (t.state < 0) {
-      graph::ChunkTerm w = planTerm(t, t.out);
-      if (!singleLetters(w, "rc"))
-        return "a write of state " + std::to_string(k) + " is not a product of a row and a column";
-      state.writes.push_back(w);
-    } else if (t.state != static_cast<int>(k)) {
-      return "state " + std::to_string(k) + " reads another state";
-    } else if (t.out == t.stateLabels && t.coef == 1 && !decay) {
-      decay = &t;
-    } else if (!correction) {
-      correction = &t;
-    } else {
-      return "state " + std::to_string(k) + " has two rank-1 corrections";
-    }
+  const std::string name = "state " + std::to_string(k);
+  const Update u = splitUpdate(next, k);
+  for (const Term *t : u.writes) {
+    graph::ChunkTerm w = planTerm(*t, t->out);
+    if (!singleLetters(w, "rc"))
+      return "a write of " + name + " is not a product of a row and a column";
+    state.writes.push_back(w);
   }
-  if (!decay)
-    return "state " + std::to_string(k) + " has no decay term";
-  state.decay = planTerm(*decay, decay->stateLabels).factors;
-  if (!correction)
+  if (u.decays.size() != 1 || u.decays.front()->coef != 1)
+    return name + " has a decay of several terms or a constant factor (not built yet)";
+  const Term &decay = *u.decays.front();
+  state.decay = planTerm(decay, decay.stateLabels).factors;
+  if (u.rest.empty())
     return "";
+  if (u.rest.size() > 1)
+    return name + " has two rank-1 corrections";
   for (const graph::ChunkFactor &f : state.decay)
     if (f.axes.find_first_not_of('-') != std::string::npos)
-      return "state " + std::to_string(k) + " has a rank-1 correction and a decay along an axis (not built yet)";
-  if (std::string why = planCorrection(*correction, state.decay, state); !why.empty())
-    return "state " + std::to_string(k) + " has " + why;
+      return name + " has a rank-1 correction and a decay along an axis (not built yet)";
+  const Term &c = *u.rest.front();
+  const std::optional<CorrectionParts> parts = correctionOf(c, decay); // the analysis' reading
+  if (!parts || (parts->side != Correction::Right && parts->side != Correction::Left))
+    return name + " has a rank-1 correction of another shape";
+  const graph::ChunkTerm pc = planTerm(c, c.stateLabels); // its factors, in the plan's letters
+  state.correctionAxis = parts->side == Correction::Right ? "c" : "r";
+  state.betaCoef = -c.coef;
+  for (size_t i : parts->beta)
+    state.beta.push_back(pc.factors[i]);
+  for (size_t i : parts->u)
+    state.key.push_back(pc.factors[i]);
   for (const graph::ChunkTerm &w : state.writes) { // each write x_t k_tᵀ along the key axis
     std::vector<graph::ChunkFactor> onKey;
     for (const graph::ChunkFactor &f : w.factors)
       if (f.axes.find(state.correctionAxis[0]) != std::string::npos)
         onKey.push_back(f);
     if (valuesOf(onKey) != valuesOf(state.key))
-      return "state " + std::to_string(k) + " has a write that is not x k^T (not built yet)";
+      return name + " has a write that is not x k^T (not built yet)";
   }
   return "";
 }
