@@ -24,6 +24,9 @@
 
 namespace mixc::graph {
 
+/// The longest chunk `scan_chunk` may ask for (training configs, Python).
+constexpr long long kMaxScanChunk = 4096;
+
 struct ChunkFactor {
   std::string value;    // "#N": the step's argument N; else a step node's name
   std::string axes;     // a letter or '-' per axis of the value

@@ -133,9 +133,10 @@ int benchModel(const std::string &arch, const std::string &d, const std::vector<
     const double chunked = timeBoth([&] { return mixc::rt::runScanChunked(inputs, *scan, *plan, chunk); }, reps);
     const double loop = T <= loopMax ? timeBoth([&] { return mixc::rt::runScan(inputs, *scan); }, reps) : 0;
     const double tok = static_cast<double>(B * T);
+    const std::string overLoop = loop > 0 ? std::to_string(loop / chunked).substr(0, 5) + "x" : "-";
     std::printf("%-7s %4s %5lld %5lld %6lld %14.0f %14.0f %14.0f %10.2fx %10s\n", arch.c_str(), d.c_str(),
                 (long long)B, (long long)T, (long long)chunk, tok / kernel, tok / chunked, loop > 0 ? tok / loop : 0.0,
-                kernel / chunked, loop > 0 ? (std::to_string(loop / chunked).substr(0, 5) + "x").c_str() : "-");
+                kernel / chunked, overLoop.c_str());
     std::fflush(stdout);
   }
   return 0;

@@ -63,8 +63,9 @@ struct PyModel {
   std::map<std::string, std::string> setScanForm(const std::string &form, int64_t chunk) {
     if (form != "sequential" && form != "chunked")
       throw py::value_error("mixc: scan_form is \"sequential\" or \"chunked\", got \"" + form + "\"");
-    if (chunk < 1 || chunk > 4096)
-      throw py::value_error("mixc: scan_chunk is in [1, 4096], got " + std::to_string(chunk));
+    if (chunk < 1 || chunk > mixc::graph::kMaxScanChunk)
+      throw py::value_error("mixc: scan_chunk is in [1, " + std::to_string(mixc::graph::kMaxScanChunk) + "], got " +
+                            std::to_string(chunk));
     const Model::ScanForm f{form == "chunked", chunk};
     model->setScanForm(f);
     if (fast)

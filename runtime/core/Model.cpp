@@ -289,11 +289,12 @@ std::unique_ptr<Model> Model::create(graph::Graph g, std::string &error,
   for (const graph::Node &n : m->graph_.nodes) {
     if (n.op != "scan")
       continue;
-    if (std::string problem = checkChunkPlan(n); !problem.empty()) {
+    std::optional<graph::ChunkPlan> plan;
+    if (std::string problem = readChunkPlan(n, plan); !problem.empty()) {
       error = problem;
       return nullptr;
     }
-    if (std::optional<graph::ChunkPlan> plan = chunkPlanOf(n))
+    if (plan)
       m->chunkPlans_[&n] = std::move(*plan);
   }
   return m;
@@ -604,6 +605,15 @@ void observeScanReads(const graph::Node &scan, const Model::Options &options, co
 }
 } // namespace
 
+/// A scan step's results (its region's outputs, or the node's) into
+/// `values`, the first published under the scan's name.
+void Model::storeScanResults(const Step &s, std::vector<at::Tensor> out, const Options &options,
+                             std::vector<at::Tensor> &values) const {
+  for (size_t r = 0; r < out.size(); ++r)
+    values[s.region ? s.regionResults[r] : s.firstResult + static_cast<int>(r)] = std::move(out[r]);
+  publish(options, s.node->name, values[s.region ? s.regionResults[0] : s.firstResult]);
+}
+
 /// Step `s`, a scan, on its reference loop (Model::forward says when),
 /// its results written to `values`: with attribution's probes, Python's
 /// hooks on its states and step values, --save's reads of them.
@@ -627,9 +637,7 @@ void Model::forwardScanLoop(const Step &s, const std::vector<at::Tensor> &args, 
   if (options.observe)
     for (auto &[name, v] : probed)
       options.observe(name, v);
-  for (size_t r = 0; r < out.size(); ++r)
-    values[s.region ? s.regionResults[r] : s.firstResult + static_cast<int>(r)] = std::move(out[r]);
-  publish(options, s.node->name, values[s.region ? s.regionResults[0] : s.firstResult]);
+  storeScanResults(s, out, options, values);
   observeScanReads(*s.node, options, states, reads);
 }
 
@@ -701,10 +709,7 @@ at::Tensor Model::forward(const at::Tensor &tokens, const Options &options) cons
     }
     if (scanForm_.chunked && s.node->op == "scan" && !s.edits) // the chunked form, where the scan has one
       if (auto plan = chunkPlans_.find(s.node); plan != chunkPlans_.end()) {
-        Outputs out = runScanChunked(args, *s.node, plan->second, scanForm_.chunk);
-        for (size_t r = 0; r < out.size(); ++r)
-          values[s.region ? s.regionResults[r] : s.firstResult + static_cast<int>(r)] = std::move(out[r]);
-        publish(options, s.node->name, values[s.region ? s.regionResults[0] : s.firstResult]);
+        storeScanResults(s, runScanChunked(args, *s.node, plan->second, scanForm_.chunk), options, values);
         continue;
       }
     if (options.probes && s.edits) { // attribution through a built-in recurrence's state

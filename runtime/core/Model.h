@@ -181,6 +181,8 @@ private:
   void bindRegions(const std::unordered_map<std::string, int> &ids);
   void forwardScanLoop(const Step &s, const std::vector<at::Tensor> &args, const Options &options,
                        std::vector<at::Tensor> &values) const;
+  void storeScanResults(const Step &s, std::vector<at::Tensor> out, const Options &options,
+                        std::vector<at::Tensor> &values) const;
   explicit Model(graph::Graph g) : graph_(std::move(g)) {}
 
   graph::Graph graph_;

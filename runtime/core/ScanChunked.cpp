@@ -56,9 +56,8 @@ AllSteps::AllSteps(const std::vector<at::Tensor> &inputs, const graph::Node &sca
     values[argNames[numStates + i]] = v;
   }
   for (const std::string &name : plan.freeNodes) {
+    // A node of the step: chunkPlanOf checked the plan's names.
     auto node = std::find_if(scan.body.begin(), scan.body.end(), [&](const graph::Node &n) { return n.name == name; });
-    TORCH_CHECK(node != scan.body.end(), "scan '", scan.name, "': its chunk plan names '", name,
-                "', which is not a node of its step");
     std::vector<at::Tensor> in;
     for (const std::string &r : node->inputs)
       in.push_back(values.at(r));
@@ -89,17 +88,20 @@ at::Tensor AllSteps::product(const std::vector<ChunkFactor> &factors, const std:
   for (char a : want)
     shape.push_back(dims.at(a));
   std::vector<at::Tensor> operands;
-  std::string equation;
+  std::string equation, carried;
   for (const ChunkFactor &f : factors) {
     operands.push_back(factor(f));
     equation += (equation.empty() ? "z" : ",z");
     for (char a : f.axes)
       if (a != '-')
-        equation += a;
+        equation += a, carried += a;
   }
-  at::Tensor ones = at::ones(shape, operands.empty() ? at::TensorOptions(at::kFloat) : operands[0].options());
-  operands.push_back(ones);
-  equation += (operands.size() > 1 ? ",z" : "z") + want + "->z" + want;
+  // Ones only where a letter of `want` is carried by no factor (or no factor is given).
+  if (operands.empty() || want.find_first_not_of(carried) != std::string::npos) {
+    operands.push_back(at::ones(shape, operands.empty() ? at::TensorOptions(at::kFloat) : operands[0].options()));
+    equation += (operands.size() > 1 ? ",z" : "z") + want;
+  }
+  equation += "->z" + want;
   shape.erase(shape.begin());
   shape.insert(shape.begin(), {B, T});
   return (at::einsum(equation, operands) * coef).reshape(shape);
@@ -131,7 +133,7 @@ StateSteps stateSteps(const AllSteps &all, const graph::ChunkState &plan, const 
     at::Tensor v = all.product({f}, letters, 1.0, dims).to(at::kDouble);
     TORCH_CHECK(!(v < 0).any().item<bool>(), "state '", name,
                 "' has a negative decay factor, which its chunked form cannot take; use scan_form = sequential");
-    at::Tensor log = v.abs().clamp_min(1e-30).log(); // a decay of 0 as e^{-69}
+    at::Tensor log = v.clamp_min(1e-30).log(); // a decay of 0 as e^{-69}
     if (letters == "c")
       s.c = s.c + log, s.columnDecay = true;
     else if (letters == "r")
@@ -149,7 +151,7 @@ StateSteps stateSteps(const AllSteps &all, const graph::ChunkState &plan, const 
 }
 
 /// A term of an emitted value that reads a state: o = h ⊙ (q contracted
-/// with S along `key`), the other axis kept at position `at` of the value.
+/// with S along the key axis), the other axis (rows when `rowsKept`) kept.
 struct Readout {
   size_t state, emit;
   bool rowsKept, previous;
@@ -241,6 +243,13 @@ at::Tensor decayBetween(const at::Tensor &Xt, const at::Tensor &Ys, bool strict)
   return (Xt.unsqueeze(2) - Ys.unsqueeze(1)).masked_fill(later.view({1, L, L, 1}), -INFINITY).exp();
 }
 
+/// Σ_k q_t[k] x_s[k] W[t, s, k] ([B, t, s]); W one value per (t, s) where
+/// the key decay does not vary along k (a matrix product then).
+at::Tensor keyedAttention(const at::Tensor &q, const at::Tensor &x, const at::Tensor &keyW, bool keyVaries) {
+  return keyVaries ? (q.unsqueeze(2) * x.unsqueeze(1) * keyW).sum(-1)
+                   : at::matmul(q, x.transpose(1, 2)) * keyW.squeeze(-1);
+}
+
 /// A chunk's cumulative log decays (double): A, C through each step; Aq, Cq
 /// through the step each readout sees (the same, or one less before the update).
 struct Cumulative {
@@ -273,8 +282,7 @@ at::Tensor withinChunk(const at::Tensor &q, const at::Tensor &x, const at::Tenso
     const at::Tensor Cqb = rowsOf(cum.Cq, r, n) - Cref, Cb = rowsOf(cum.C, r, n) - Cref;
     const at::Tensor qb = rowsOf(q, r, n), xb = rowsOf(x, r, n), yb = rowsOf(y, r, n);
     const at::Tensor keyW = decayBetween(Aqb, Ab, previous).to(type), keptW = decayBetween(Cqb, Cb, previous).to(type);
-    const at::Tensor att = d.keyVaries ? (qb.unsqueeze(2) * xb.unsqueeze(1) * keyW).sum(-1) // [B, t, s]
-                                       : at::matmul(qb, xb.transpose(1, 2)) * keyW.squeeze(-1);
+    const at::Tensor att = keyedAttention(qb, xb, keyW, d.keyVaries); // [B, t, s]
     at::Tensor o = d.keptVaries ? (att.unsqueeze(-1) * keptW * yb.unsqueeze(1)).sum(2)
                                 : at::matmul(att * keptW.squeeze(-1), yb);
     if (r > 0) { // the earlier blocks, through step r − 1
@@ -310,17 +318,7 @@ at::Tensor chunkStep(const at::Tensor &S0, const Oriented &d, std::vector<Readou
   }
   return S;
 }
-/// The delta rule's state in its right form M [dv, dk] (S, or Sᵀ when the
-/// correction contracts rows), M_t = γ_t M_{t−1}(I − β_t k_t k_tᵀ) + x_t k_tᵀ,
-/// chunk by chunk in the WY/UT representation (Yang et al. 2024, "Parallelizing
-/// Linear Transformers with the Delta Rule over Sequence Length", §3; the gated
-/// form: Yang, Kautz and Hatamizadeh 2024, "Gated Delta Networks", §3). With
-/// Γ_ts = γ_t / γ_s (s ≤ t, cumulative decays within the chunk, ≤ 1):
-///   (I + tril(diag(β) K Kᵀ, −1)) W = diag(β) K
-///   (I + tril(diag(β) (Γ ⊙ K Kᵀ), −1)) Û = X,        Ũ = Û − γ ⊙ (W M_0ᵀ)
-///   o_t = γ_t M_0 q_t + Σ_{s≤t} Γ_ts (k_sᵀ q_t) ũ_s,   M_L = γ_L M_0 + Σ_s Γ_Ls ũ_s k_sᵀ
-/// (unit lower-triangular solves: `deltaWY` gives W and Û). Oriented here as
-/// S_or = Mᵀ [B, dk, dv].
+
 /// The WY system's two unit lower-triangular matrices: I + tril(diag(β) K Kᵀ, −1)
 /// (for W) and the same with Γ (for Û), [B, L, L].
 std::pair<at::Tensor, at::Tensor> deltaSystems(const at::Tensor &G, const at::Tensor &Kc, const at::Tensor &bc) {
@@ -339,6 +337,17 @@ std::pair<at::Tensor, at::Tensor> deltaWY(const at::Tensor &G, const at::Tensor 
           at::linalg_solve_triangular(forU, Xc, false, true, true)};
 }
 
+/// The delta rule's state in its right form M [dv, dk] (S, or Sᵀ when the
+/// correction contracts rows), M_t = γ_t M_{t−1}(I − β_t k_t k_tᵀ) + x_t k_tᵀ,
+/// chunk by chunk in the WY/UT representation (Yang et al. 2024, "Parallelizing
+/// Linear Transformers with the Delta Rule over Sequence Length", §3; the gated
+/// form: Yang, Kautz and Hatamizadeh 2024, "Gated Delta Networks", §3). With
+/// Γ_ts = γ_t / γ_s (s ≤ t, cumulative decays within the chunk, ≤ 1):
+///   (I + tril(diag(β) K Kᵀ, −1)) W = diag(β) K
+///   (I + tril(diag(β) (Γ ⊙ K Kᵀ), −1)) Û = X,        Ũ = Û − γ ⊙ (W M_0ᵀ)
+///   o_t = γ_t M_0 q_t + Σ_{s≤t} Γ_ts (k_sᵀ q_t) ũ_s,   M_L = γ_L M_0 + Σ_s Γ_Ls ũ_s k_sᵀ
+/// (unit lower-triangular solves: `deltaWY` gives W and Û). Oriented here as
+/// S_or = Mᵀ [B, dk, dv].
 at::Tensor deltaChunkStep(const at::Tensor &S0, const at::Tensor &g, const at::Tensor &K, const at::Tensor &beta,
                           const at::Tensor &X, std::vector<Readout *> &rs, int64_t t0, int64_t L) {
   const auto type = S0.scalar_type();
@@ -404,8 +413,7 @@ at::Tensor decayContributions(const Readout &r, const Oriented &d) {
   const at::Tensor keyW = decayBetween(Aq, A, r.previous).to(type), keptW = decayBetween(Cq, C, r.previous).to(type);
   at::Tensor c;
   for (const auto &[x, y] : d.writes) {
-    const at::Tensor att = d.keyVaries ? (r.q.unsqueeze(2) * x.unsqueeze(1) * keyW).sum(-1)
-                                       : at::matmul(r.q, x.transpose(1, 2)) * keyW.squeeze(-1); // [B, t, i]
+    const at::Tensor att = keyedAttention(r.q, x, keyW, d.keyVaries);               // [B, t, i]
     const at::Tensor term = att.unsqueeze(-1) * keptW * y.unsqueeze(1);                       // [B, t, i, kept]
     c = c.defined() ? c + term : term;
   }
@@ -439,12 +447,14 @@ std::vector<at::Tensor> scanContributions(const std::vector<at::Tensor> &inputs,
     const at::Tensor flat = o.reshape({all.B, all.T, -1});
     out.push_back(at::diag_embed(flat.transpose(1, 2)).permute({0, 2, 3, 1}));
   }
+  std::vector<std::optional<DeltaSteps>> delta(states.size()); // a corrected state's inputs, once
   for (const Readout &r : readouts) {
     const StateSteps &s = states[r.state];
     const graph::ChunkState &ps = plan.states[r.state];
-    const at::Tensor c = ps.correctionAxis.empty()
-                             ? decayContributions(r, orient(s, r.rowsKept, all.B, all.T))
-                             : deltaContributions(r, s, deltaSteps(all, ps, s, inputs.at(0).options()));
+    if (!ps.correctionAxis.empty() && !delta[r.state])
+      delta[r.state] = deltaSteps(all, ps, s, inputs.at(0).options());
+    const at::Tensor c = ps.correctionAxis.empty() ? decayContributions(r, orient(s, r.rowsKept, all.B, all.T))
+                                                   : deltaContributions(r, s, *delta[r.state]);
     out[r.emit] = out[r.emit] + c; // [B, t, i, kept]
   }
   for (size_t j = 0; j < out.size(); ++j) {
@@ -456,18 +466,16 @@ std::vector<at::Tensor> scanContributions(const std::vector<at::Tensor> &inputs,
 }
 
 std::optional<graph::ChunkPlan> chunkPlanOf(const graph::Node &scan) {
-  auto it = scan.attrs.find("chunk_plan");
-  if (it == scan.attrs.end() || it->second.s.empty())
-    return std::nullopt;
-  graph::ChunkPlan plan;
-  const std::string problem = graph::chunkPlanFromJson(it->second.s, plan);
-  TORCH_CHECK(problem.empty(), "scan '", scan.name, "': ", problem);
+  std::optional<graph::ChunkPlan> plan;
+  const std::string problem = readChunkPlan(scan, plan);
+  TORCH_CHECK(problem.empty(), problem);
   return plan;
 }
 
-std::string checkChunkPlan(const graph::Node &scan) {
+std::string readChunkPlan(const graph::Node &scan, std::optional<graph::ChunkPlan> &out) {
+  out.reset();
   auto it = scan.attrs.find("chunk_plan");
-  if (it == scan.attrs.end())
+  if (it == scan.attrs.end() || it->second.s.empty())
     return "";
   graph::ChunkPlan plan;
   if (std::string problem = graph::chunkPlanFromJson(it->second.s, plan); !problem.empty())
@@ -505,6 +513,7 @@ std::string checkChunkPlan(const graph::Node &scan) {
     return "scan '" + scan.name + "': its chunk plan has " + std::to_string(plan.states.size()) + " states and " +
            std::to_string(plan.emits.size()) + " emitted values for the step's " + std::to_string(numStates) +
            " and " + std::to_string(scan.shapes.size());
+  out = std::move(plan);
   return "";
 }
 

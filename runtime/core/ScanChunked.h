@@ -32,14 +32,15 @@
 
 namespace mixc::rt {
 
-/// The node's chunk plan, if the compiler wrote one.
-std::optional<graph::ChunkPlan> chunkPlanOf(const graph::Node &scan);
+/// `scan`'s chunk plan into `plan` (none if the compiler wrote none): ""
+/// when it parses and names only the scan's own step arguments and nodes,
+/// its states and emitted values; else what is wrong (Model::create refuses
+/// such a graph: a plan is only ever the compiler's, so a bad one is an
+/// edited or damaged graph.json).
+std::string readChunkPlan(const graph::Node &scan, std::optional<graph::ChunkPlan> &plan);
 
-/// "" when `scan`'s chunk plan (if any) parses and names only the scan's own
-/// step arguments and nodes, its states and emitted values; else what is
-/// wrong (Model::create refuses such a graph: a plan is only ever the
-/// compiler's, so a bad one is an edited or damaged graph.json).
-std::string checkChunkPlan(const graph::Node &scan);
+/// The same, a problem thrown (c10::Error).
+std::optional<graph::ChunkPlan> chunkPlanOf(const graph::Node &scan);
 
 /// The scan's emitted values over time ([B, T, ...] each), as runScan's,
 /// computed `chunk` steps at a time; with `finalStates`, each state after

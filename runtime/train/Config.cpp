@@ -1,5 +1,6 @@
 //===- Config.cpp - training configs (TOML) and their validation ------------===//
 #include "runtime/train/Config.h"
+#include "abi/ChunkPlan.h"
 #include "support/Suggest.h"
 
 #include <toml++/toml.h>
@@ -340,8 +341,9 @@ bool parseConfig(const std::string &text, const std::string &path, const std::st
     r.get(model, "scan_chunk", "model", c.scanChunk);
     if (c.scanForm != "sequential" && c.scanForm != "chunked")
       r.fail(model->get("scan_form")->source(), "model.scan_form must be \"sequential\" or \"chunked\"");
-    if (c.scanChunk < 1 || c.scanChunk > 4096)
-      r.fail(model->get("scan_chunk")->source(), "model.scan_chunk must be in [1, 4096] (steps per chunk)");
+    if (c.scanChunk < 1 || c.scanChunk > graph::kMaxScanChunk)
+      r.fail(model->get("scan_chunk")->source(),
+             "model.scan_chunk must be in [1, " + std::to_string(graph::kMaxScanChunk) + "] (steps per chunk)");
     c.modelFile = resolve(c.modelFile, baseDir, projectRoot);
     if (const toml::node *cfg = model->get("config")) {
       const toml::table *t = cfg->as_table();

@@ -218,8 +218,9 @@ TEST(ScanChunked, ModelUnderTheChunkedFormMatchesTheLoop) {
   (b * w).sum().backward();
   for (size_t i = 0; i < chunked->tensors().size(); ++i) {
     const at::Tensor &gb = chunked->tensors()[i].second, &ga = sequential->tensors()[i].second;
-    if (ga.requires_grad())
+    if (ga.requires_grad()) {
       EXPECT_LT(relativeDifference(gb.grad(), ga.grad()), 1e-4) << chunked->tensors()[i].first;
+    }
   }
   // The chunked form did run: a chunk of 0 steps reaches it and is refused.
   chunked->setScanForm({true, 0});
